@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Includes and small helpers every longhaul BPF program starts with. */
+#ifndef LH_BPF_COMMON_H
+#define LH_BPF_COMMON_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define lh_le32_to_cpu(x) (x)
+#else
+#define lh_le32_to_cpu(x) __builtin_bswap32(x)
+#endif
+
+#endif /* LH_BPF_COMMON_H */

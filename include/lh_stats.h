@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Every counter longhaul's BPF programs keep: parse outcomes, verdicts and
+ * drop/pass reasons. One X-macro X(ENUM, field, description) feeds the enum,
+ * the fields of struct lh_stats (in enum order, so a counter is both
+ * lh_stats.<field> and lh_stats_arr(v)[LH_STAT_<ENUM>]) and the descriptions
+ * user space prints. The map holding it is a one-entry per-CPU array: one
+ * lookup per packet, and `bpftool map dump` prints every field by name.
+ *
+ * The parse outcomes are exclusive: every packet a program sees moves
+ * LH_STAT_RX and exactly one of the LH_STAT_PARSE_* / LH_STAT_ROCE counters.
+ */
+#ifndef LH_STATS_H
+#define LH_STATS_H
+
+#include "lh_types.h"
+#include "rocev2.h"
+
+#define LH_STATS(X)                                                                   \
+	X(RX, rx, "packets seen by the program")                                          \
+	X(PASS, pass, "packets passed on unchanged")                                        \
+	X(ROCE, roce, "RoCEv2 packets parsed in full (BTH and extension headers)")          \
+	X(PARSE_NON_IP, parse_non_ip, "not IPv4/IPv6 (ARP, LLDP ...): passed")                      \
+	X(PARSE_TRUNC_ETH, parse_trunc_eth, "shorter than an Ethernet header")                         \
+	X(PARSE_TRUNC_VLAN, parse_trunc_vlan, "802.1Q/802.1ad tag cut short")                           \
+	X(PARSE_VLAN_DEPTH, parse_vlan_depth, "more VLAN tags than the parser follows")                 \
+	X(PARSE_TRUNC_IP, parse_trunc_ip, "IPv4/IPv6 header cut short")                               \
+	X(PARSE_BAD_IP_VERSION, parse_bad_ip_version, "IP version field disagrees with the ethertype")      \
+	X(PARSE_BAD_IP_HDR_LEN, parse_bad_ip_hdr_len, "IPv4 IHL below 5")                                   \
+	X(PARSE_BAD_IP_LEN, parse_bad_ip_len, "IP length field disagrees with the frame")               \
+	X(PARSE_IP_FRAGMENT, parse_ip_fragment, "IPv4 or IPv6 fragment (RoCEv2 is never fragmented)")    \
+	X(PARSE_TRUNC_IPV6_EXT, parse_trunc_ipv6_ext, "IPv6 extension header cut short")                    \
+	X(PARSE_IPV6_EXT_DEPTH, parse_ipv6_ext_depth, "more IPv6 extension headers than the parser follows") \
+	X(PARSE_NON_UDP, parse_non_udp, "IP payload is not UDP")                                     \
+	X(PARSE_TRUNC_UDP, parse_trunc_udp, "UDP header cut short")                                    \
+	X(PARSE_BAD_UDP_LEN, parse_bad_udp_len, "UDP length disagrees with the IP length")               \
+	X(PARSE_NON_ROCE, parse_non_roce, "UDP, but not to port 4791")                                \
+	X(PARSE_TRUNC_BTH, parse_trunc_bth, "UDP 4791 payload shorter than BTH")                       \
+	X(PARSE_BAD_BTH_VERSION, parse_bad_bth_version, "BTH transport version is not 0")                    \
+	X(PARSE_UNKNOWN_OPCODE, parse_unknown_opcode, "BTH opcode longhaul does not know (RD, XRC ...)")    \
+	X(PARSE_TRUNC_ROCE, parse_trunc_roce, "too short for its extension headers, pad and ICRC")  \
+	X(ICRC_OK, icrc_ok, "ICRC verified and right (when verification is on)")              \
+	X(ICRC_BAD, icrc_bad, "ICRC verified and wrong: a NIC would drop it (still passed)")   \
+	X(ICRC_ERROR, icrc_error, "ICRC could not be computed (headers too long, jumbo)")
+
+enum lh_stat {
+#define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,
+	LH_STATS(LH_STAT_ENUM)
+#undef LH_STAT_ENUM
+	LH_STAT_MAX
+};
+
+struct lh_stats {
+#define LH_STAT_FIELD(name, field, desc) __u64 field;
+	LH_STATS(LH_STAT_FIELD)
+#undef LH_STAT_FIELD
+};
+_Static_assert(sizeof(struct lh_stats) == LH_STAT_MAX * sizeof(__u64), "one u64 per lh_stat");
+
+/* RoCEv2 packets per BTH opcode, one field per opcode of ROCE_OPCODES */
+struct lh_opcode_stats {
+#define LH_OPCODE_FIELD(name, field, val) __u64 field;
+	ROCE_OPCODES(LH_OPCODE_FIELD)
+#undef LH_OPCODE_FIELD
+};
+_Static_assert(sizeof(struct lh_opcode_stats) == ROCE_OPCODE_IDX_MAX * sizeof(__u64),
+	       "one u64 per opcode");
+
+#endif /* LH_STATS_H */

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# `make bench`: runs every tests/bench/*.bench.sh, collects their JSON into
+# $O/bench/results.json and renders docs/PERFORMANCE.md.
+#
+# A bench script prints one JSON object on stdout:
+#   {"name": "...", "title": "...", "notes": "...",
+#    "rows": [{"case": "...", "metric": "...", "unit": "...", "value": N,
+#              "baseline": "case name of the baseline row or null",
+#              "ratio": N or null, "runs": N, "spread": N or null}]}
+# Values are medians of repeated runs; ratios compare against a baseline
+# measured in the same run, so they hold across machines better than times.
+set -u
+cd "$(dirname "$0")/../.."
+O=${O:-build}
+export O LH_ROOT=$PWD LH_BIN=$O/bin
+filter=${1:-}
+out=$O/bench
+mkdir -p "$out"
+results=()
+status=0
+for b in tests/bench/*.bench.sh; do
+	[ -f "$b" ] || continue
+	[ -z "$filter" ] || [[ "$b" == *"$filter"* ]] || continue
+	name=$(basename "$b" .bench.sh)
+	echo "== bench $name" >&2
+	if timeout --kill-after=10 "${LH_BENCH_TIMEOUT:-1800}" bash "$b" >"$out/$name.json" 2>"$out/$name.log" &&
+	   jq -e . "$out/$name.json" >/dev/null 2>&1; then
+		results+=("$out/$name.json")
+	else
+		echo "bench $name failed: see $out/$name.log" >&2
+		tail -n 20 "$out/$name.log" >&2
+		status=1
+	fi
+done
+[ "${#results[@]}" -gt 0 ] || { echo "no bench results" >&2; exit 1; }
+jq -s --arg kernel "$(uname -r)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	--arg cpus "$(nproc)" --arg commit "$(git rev-parse --short HEAD 2>/dev/null || echo none)" \
+	'{kernel: $kernel, date: $date, cpus: ($cpus | tonumber), commit: $commit, benches: .}' \
+	"${results[@]}" >"$out/results.json"
+bash tests/bench/render.sh "$out/results.json" >docs/PERFORMANCE.md
+echo "wrote $out/results.json and docs/PERFORMANCE.md" >&2
+jq -r '.benches[] | .name as $n | .rows[] |
+	[$n, .case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' \
+	"$out/results.json" | column -t -s $'\t' >&2
+exit $status

@@ -87,7 +87,7 @@ $(O)/gen/lh_crc32_table.h: scripts/gen_crc32_table.c | $(O)/gen $(O)/tools
 # ---- BPF ----
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(GEN_HDRS) | $(O)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp.o
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $(O)/bpf/$*.d -MT $@ -c $< -o $@.tmp.o
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o
 	$(Q)rm -f $@.tmp.o
 

@@ -140,21 +140,25 @@ static __always_inline __s64 lh_icrc_calc(void *ctx, bool xdp, __u32 l3_off, __u
 	off = l3_off + hdr_len;
 	for (i = 0; i < LH_ICRC_MAX_CHUNKS; i++) {
 		rem = icrc_off - off;
+		if (rem >= LH_ICRC_CHUNK) {
+			if (lh_load_bytes(ctx, xdp, off, s->chunk, LH_ICRC_CHUNK))
+				return LH_ICRC_ERR_LOAD;
+			crc = lh_crc32_chunk(crc, s->chunk);
+			off += LH_ICRC_CHUNK;
+			continue;
+		}
 		if (!rem)
 			return (__u32)~crc;
-		n = rem < LH_ICRC_CHUNK ? rem : LH_ICRC_CHUNK;
+		/* the tail, 1..63 bytes: written so the verifier sees n >= 1 */
+		n = ((rem - 1) & (LH_ICRC_CHUNK - 1)) + 1;
 		if (lh_load_bytes(ctx, xdp, off, s->chunk, n))
 			return LH_ICRC_ERR_LOAD;
-		if (n == LH_ICRC_CHUNK) {
-			crc = lh_crc32_chunk(crc, s->chunk);
-		} else {
-			for (j = 0; j < LH_ICRC_CHUNK; j++) {
-				if (j >= n)
-					break;
-				crc = lh_crc32_byte(crc, s->chunk[j]);
-			}
+		for (j = 0; j < LH_ICRC_CHUNK; j++) {
+			if (j >= n)
+				break;
+			crc = lh_crc32_byte(crc, s->chunk[j]);
 		}
-		off += n;
+		return (__u32)~crc;
 	}
 	return LH_ICRC_ERR_BOUNDS; /* longer than LH_ICRC_MAX_CHUNKS chunks */
 }

@@ -564,6 +564,19 @@ const char *lh_opcode_name(uint8_t opcode)
 	}
 }
 
+const char *lh_opcode_field(uint8_t opcode)
+{
+	switch (opcode) {
+#define OPCODE_FIELD_CASE(name, field, val) \
+	case val:                           \
+		return #field;
+		ROCE_OPCODES(OPCODE_FIELD_CASE)
+#undef OPCODE_FIELD_CASE
+	default:
+		return NULL;
+	}
+}
+
 static const char *const stat_names[] = {
 #define STAT_NAME(name, field, desc) #field,
 	LH_STATS(STAT_NAME)

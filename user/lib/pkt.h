@@ -161,8 +161,10 @@ uint16_t lh_inet_csum(const void *data, size_t len, uint32_t sum);
 void lh_pkt_ipv4_csum_update(void *buf, const struct lh_pkt *p);
 void lh_pkt_udp_csum_update(void *buf, const struct lh_pkt *p);
 
-/* Name of an opcode ("RC_SEND_ONLY") or NULL; of an lh_stat ("PARSE_TRUNC_IP") */
+/* Name of an opcode ("RC_SEND_ONLY") or NULL; field name of an lh_stat ("parse_trunc_ip") */
 const char *lh_opcode_name(uint8_t opcode);
+/* Its counter field in struct lh_opcode_stats ("rc_send_only") or NULL */
+const char *lh_opcode_field(uint8_t opcode);
 const char *lh_stat_name(enum lh_stat s);
 const char *lh_stat_desc(enum lh_stat s);
 

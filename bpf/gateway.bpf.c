@@ -27,7 +27,8 @@ static __always_inline void gateway_check_icrc(struct xdp_md *ctx, const struct 
 	lh_count(st, lh_le32_to_cpu(wire) == (__u32)icrc ? LH_STAT_ICRC_OK : LH_STAT_ICRC_BAD);
 }
 
-SEC("xdp")
+/* xdp.frags: jumbo frames (RoCE MTU 4096 needs a 9000-byte link MTU) arrive in frags */
+SEC("xdp.frags")
 int lh_gateway(struct xdp_md *ctx)
 {
 	struct lh_stats *st = lh_stats_get();
@@ -35,7 +36,8 @@ int lh_gateway(struct xdp_md *ctx)
 	struct hdr_cursor c;
 	enum lh_stat r;
 
-	cursor_init(&c, (void *)(long)ctx->data, (void *)(long)ctx->data_end);
+	cursor_init(&c, (void *)(long)ctx->data, (void *)(long)ctx->data_end,
+		    bpf_xdp_get_buff_len(ctx));
 	lh_count(st, LH_STAT_RX);
 	r = lh_parse_packet(&c, &m);
 	lh_count(st, r);

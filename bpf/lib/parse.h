@@ -16,7 +16,8 @@
  *  - UDP: length >= 8 and within the IP payload; RoCEv2 when dport is 4791;
  *  - BTH: transport version 0, an opcode roce_opcode_info() knows, and room
  *    for its extension headers, pad and ICRC inside the UDP length.
- * Works on both XDP and TC: the cursor only needs data and data_end.
+ * Works on both XDP and TC: the cursor needs data, data_end and the length
+ * of the whole packet.
  */
 #ifndef LH_BPF_PARSE_H
 #define LH_BPF_PARSE_H
@@ -41,7 +42,8 @@
 struct hdr_cursor {
 	void *pos;
 	void *data; /* start of the packet: offsets are relative to it */
-	void *data_end;
+	void *data_end; /* end of the linear part: headers must lie before it */
+	__u32 pkt_len; /* whole packet, with XDP frags or skb paged data */
 	__u32 reason; /* enum lh_stat, set when a parser returns -1 */
 };
 
@@ -67,12 +69,27 @@ struct lh_pkt_meta {
 	__u8 ip_proto;
 };
 
-static __always_inline void cursor_init(struct hdr_cursor *c, void *data, void *data_end)
+/*
+ * pkt_len is the length of the whole packet (bpf_xdp_get_buff_len(),
+ * skb->len): length fields are checked against it, header reads against
+ * data_end, so jumbo frames in XDP frags parse like linear ones.
+ */
+static __always_inline void cursor_init(struct hdr_cursor *c, void *data, void *data_end,
+					__u32 pkt_len)
 {
 	c->pos = data;
 	c->data = data;
 	c->data_end = data_end;
+	c->pkt_len = pkt_len;
 	c->reason = 0;
+}
+
+/* Bytes of packet from the cursor to the end of the whole packet */
+static __always_inline __u32 cursor_rest(const struct hdr_cursor *c)
+{
+	__u32 off = (__u32)(c->pos - c->data);
+
+	return off < c->pkt_len ? c->pkt_len - off : 0;
 }
 
 static __always_inline int parse_fail(struct hdr_cursor *c, enum lh_stat reason)
@@ -130,7 +147,7 @@ static __always_inline int parse_iphdr(struct hdr_cursor *c, struct iphdr **iphp
 	if (c->pos + ihl > c->data_end)
 		return parse_fail(c, LH_STAT_PARSE_TRUNC_IP);
 	tot = bpf_ntohs(iph->tot_len);
-	if (tot < ihl || c->pos + tot > c->data_end)
+	if (tot < ihl || tot > cursor_rest(c))
 		return parse_fail(c, LH_STAT_PARSE_BAD_IP_LEN);
 	*iphp = iph;
 	if (iph->frag_off & bpf_htons(LH_IPV4_MF | LH_IPV4_OFFSET))
@@ -156,7 +173,7 @@ static __always_inline int parse_ip6hdr(struct hdr_cursor *c, struct ipv6hdr **i
 	if (ip6h->version != 6)
 		return parse_fail(c, LH_STAT_PARSE_BAD_IP_VERSION);
 	rem = bpf_ntohs(ip6h->payload_len);
-	if ((void *)(ip6h + 1) + rem > c->data_end)
+	if (sizeof(*ip6h) + rem > cursor_rest(c))
 		return parse_fail(c, LH_STAT_PARSE_BAD_IP_LEN);
 	*ip6hp = ip6h;
 	c->pos = ip6h + 1;

@@ -106,25 +106,25 @@ static int parse_mac(const char *s, uint8_t *mac)
 	return 0;
 }
 
-static int parse_ip(const char *s, struct lh_pkt_spec *sp, union lh_ip_addr *a)
+/* Parse an address; the family of every address given must agree with *family */
+static int parse_ip(const char *s, int *family, union lh_ip_addr *a)
 {
+	int f;
+
 	if (inet_pton(AF_INET, s, &a->v4) == 1) {
-		if (sp->family == AF_INET6)
-			goto mixed;
-		sp->family = AF_INET;
-		return 0;
+		f = AF_INET;
+	} else if (inet_pton(AF_INET6, s, &a->v6) == 1) {
+		f = AF_INET6;
+	} else {
+		fprintf(stderr, "lhpkt: bad IP address '%s'\n", s);
+		return -EINVAL;
 	}
-	if (inet_pton(AF_INET6, s, &a->v6) == 1) {
-		if (sp->family == AF_INET && a != &sp->src && sp->src.v4.s_addr != htonl(0x0a000001))
-			goto mixed;
-		sp->family = AF_INET6;
-		return 0;
+	if (*family && *family != f) {
+		fprintf(stderr, "lhpkt: '%s': IPv4 and IPv6 mixed\n", s);
+		return -EINVAL;
 	}
-	fprintf(stderr, "lhpkt: bad IP address '%s'\n", s);
-	return -EINVAL;
-mixed:
-	fprintf(stderr, "lhpkt: '%s': IPv4 and IPv6 addresses mixed\n", s);
-	return -EINVAL;
+	*family = f;
+	return 0;
 }
 
 static int parse_opcode(const char *s, uint8_t *op)
@@ -229,7 +229,7 @@ static const struct option build_long[] = {
 static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 {
 	struct lh_pkt_spec *s = &o->spec;
-	bool udp_csum_set = false, udp_csum = false;
+	bool udp_csum_set = false, udp_csum = false, have_src = false, have_dst = false;
 	unsigned long v;
 	int c, err = 0;
 
@@ -244,7 +244,7 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 		case '4':
 		case '6':
 			if (s->family && s->family != (c == '4' ? AF_INET : AF_INET6)) {
-				fprintf(stderr, "lhpkt: -4 and -6 together\n");
+				fprintf(stderr, "lhpkt: -4/-6 disagree with the addresses\n");
 				return -EINVAL;
 			}
 			s->family = c == '4' ? AF_INET : AF_INET6;
@@ -253,10 +253,12 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 			o->out = optarg;
 			break;
 		case OPT_SRC:
-			err = parse_ip(optarg, s, &s->src);
+			err = parse_ip(optarg, &s->family, &s->src);
+			have_src = true;
 			break;
 		case OPT_DST:
-			err = parse_ip(optarg, s, &s->dst);
+			err = parse_ip(optarg, &s->family, &s->dst);
+			have_dst = true;
 			break;
 		case OPT_SMAC:
 			err = parse_mac(optarg, s->src_mac);
@@ -410,16 +412,15 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 		fprintf(stderr, "lhpkt: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (!s->family) {
+	if (!s->family)
 		s->family = AF_INET;
-	} else if (s->family == AF_INET6 && s->src.v4.s_addr == htonl(0x0a000001)) {
+	if (!have_src || !have_dst) {
 		struct lh_pkt_spec d;
 
-		/* -6 without addresses: take the IPv6 defaults */
-		lh_pkt_spec_init(&d, AF_INET6);
-		if (!memcmp(&s->src, &(union lh_ip_addr){ .v4.s_addr = htonl(0x0a000001) }, 4))
+		lh_pkt_spec_init(&d, s->family);
+		if (!have_src)
 			s->src = d.src;
-		if (!memcmp(&s->dst, &(union lh_ip_addr){ .v4.s_addr = htonl(0x0a000002) }, 4))
+		if (!have_dst)
 			s->dst = d.dst;
 	}
 	s->udp_csum = udp_csum_set ? udp_csum : s->family == AF_INET6;

@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# The gateway pass-through attached by longhauld to a veth in a namespace:
+# RoCEv2 packets built by user/lib (lhpkt send) are counted by reason and by
+# opcode in the pinned per-CPU maps, which bpftool pretty-prints by field
+# name; clean detach; clear errors for a busy interface or a bad flag.
+
+load helpers
+
+# sum of one field of a pinned per-CPU counter map over all CPUs
+counter() {
+	bpftool map dump pinned "$PIN/$1" | jq "[.[0].values[].value.$2] | add"
+}
+
+start_agent() {
+	lh_bg "$GW" "$BATS_FILE_TMPDIR/longhauld.log" \
+		"$LH_BIN/longhauld" --dc dc0 --instance "$LH_PREFIX" "$@" >"$BATS_FILE_TMPDIR/agent.pid"
+	local i
+	# pins appear at load, before attach: wait for the agent to say it runs
+	for i in $(seq 50); do
+		grep -q running "$BATS_FILE_TMPDIR/longhauld.log" && return 0
+		sleep 0.1
+	done
+	cat "$BATS_FILE_TMPDIR/longhauld.log" >&2
+	return 1
+}
+
+stop_agent() {
+	local pid
+	pid=$(cat "$BATS_FILE_TMPDIR/agent.pid")
+	kill "$pid" 2>/dev/null || true
+	for i in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	lh_bpffs
+	HOST=$(lh_ns host)
+	GW=$(lh_ns gw)
+	lh_veth "$HOST" eth0 "$GW" dc0
+	export HOST GW PIN=/sys/fs/bpf/longhaul/$LH_PREFIX
+	start_agent
+}
+
+teardown_file() {
+	lh_cleanup
+	rm -rf "/sys/fs/bpf/longhaul/$LH_PREFIX"
+}
+
+# lhpkt send from the host namespace, under a timeout
+send() {
+	timeout 30 nsenter --net=/var/run/netns/"$HOST" "$LH_BIN/lhpkt" send --dev eth0 "$@"
+}
+
+@test "the gateway XDP program is attached to the DC interface" {
+	run_t ip -n "$GW" -j link show dev dc0
+	[ "$status" -eq 0 ]
+	jq_assert "$output" '.[0].xdp.prog.id > 0'
+}
+
+@test "RoCEv2 packets are counted per opcode and passed on" {
+	local roce0 pass0
+	roce0=$(counter lh_stats roce)
+	pass0=$(counter lh_stats pass)
+	run send --opcode RC_RDMA_WRITE_FIRST --payload 1024 --count 40 --qpn 0x11 --psn 16777200
+	[ "$status" -eq 0 ]
+	run send --opcode RC_ACKNOWLEDGE --syndrome 0x1f --count 25
+	[ "$status" -eq 0 ]
+	run send -6 --opcode RC_SEND_ONLY --payload 17 --count 10
+	[ "$status" -eq 0 ]
+	sleep 0.2
+	[ "$(counter lh_stats roce)" -eq $((roce0 + 75)) ]
+	[ "$(counter lh_opcodes rc_rdma_write_first)" -eq 40 ]
+	[ "$(counter lh_opcodes rc_acknowledge)" -eq 25 ]
+	[ "$(counter lh_opcodes rc_send_only)" -eq 10 ]
+	[ "$(counter lh_stats pass)" -ge $((pass0 + 75)) ]
+}
+
+@test "non-RoCE traffic is counted by reason and passed" {
+	local n0
+	n0=$(counter lh_stats parse_non_roce)
+	run send --dport 53 --count 7
+	[ "$status" -eq 0 ]
+	sleep 0.2
+	[ "$(counter lh_stats parse_non_roce)" -eq $((n0 + 7)) ]
+}
+
+@test "bpftool pretty-prints the pinned counters by name" {
+	run_t bpftool map dump pinned "$PIN/lh_stats"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"roce":'* ]]
+	[[ "$output" == *'"parse_trunc_ip":'* ]]
+	run_t bpftool map dump pinned "$PIN/lh_opcodes"
+	[[ "$output" == *'"rc_rdma_write_first":'* ]]
+}
+
+@test "a second agent on the same interface fails clearly (exit 4), the first keeps running" {
+	run_t 10 nsenter --net=/var/run/netns/"$GW" "$LH_BIN/longhauld" --dc dc0 --instance "${LH_PREFIX}b"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"already attached"* ]]
+	[ ! -e "/sys/fs/bpf/longhaul/${LH_PREFIX}b" ]
+	run_t 10 nsenter --net=/var/run/netns/"$GW" "$LH_BIN/longhauld" --dc dc0 --instance "$LH_PREFIX"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"another longhauld"* ]]
+	kill -0 "$(cat "$BATS_FILE_TMPDIR/agent.pid")"
+}
+
+@test "bad flags and missing interfaces: clear errors, distinct exit statuses" {
+	run_t 10 "$LH_BIN/longhauld" --frobnicate
+	[ "$status" -eq 2 ]
+	run_t 10 "$LH_BIN/longhauld"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"no interface"* ]]
+	run_t 10 "$LH_BIN/longhauld" --dc nosuchif0 --instance "${LH_PREFIX}c"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"no such interface"* ]]
+	run_t 10 "$LH_BIN/longhauld" --dc lo --xdp-mode turbo
+	[ "$status" -eq 2 ]
+}
+
+@test "stopping the agent detaches XDP and removes its pins" {
+	stop_agent
+	run_t ip -n "$GW" -j link show dev dc0
+	jq_assert "$output" '.[0].xdp == null'
+	[ ! -e "$PIN" ]
+}
+
+@test "with --verify-icrc a bad ICRC is counted and the packet still passed" {
+	start_agent --verify-icrc
+	run send --opcode RC_RDMA_WRITE_ONLY --payload 512 --count 5
+	run send --opcode RC_RDMA_WRITE_ONLY --payload 512 --count 3 --bad-icrc
+	sleep 0.2
+	[ "$(counter lh_stats icrc_ok)" -eq 5 ]
+	[ "$(counter lh_stats icrc_bad)" -eq 3 ]
+	[ "$(counter lh_stats pass)" -ge 8 ]
+	stop_agent
+}

@@ -61,13 +61,17 @@ TEST_LIB_OBJS := $(patsubst tests/%.c,$(O)/obj/tests/%.o,$(TEST_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
 
+# Bench programs: tests/bench/*.c, linked like the unit tests
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(O)/tests/bench/%,$(BENCH_SRCS))
+
 GEN_HDRS := $(O)/gen/lh_crc32_table.h
 
 .PHONY: all deps vmlinux test test-unit test-integ bench demo check fmt clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(BPF_OBJS) $(SKELS) $(LIB) $(BINS) $(UNIT_BINS)
+all: $(BPF_OBJS) $(SKELS) $(LIB) $(BINS) $(UNIT_BINS) $(BENCH_BINS)
 
 deps:
 	$(Q)bash scripts/deps.sh
@@ -122,7 +126,11 @@ $(O)/tests/unit/%: $(O)/obj/tests/unit/%.o $(TEST_LIB_OBJS) $(LIB) | $(O)/tests/
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/gen $(O)/tools $(O)/bpf $(O)/skel $(O)/lib $(O)/bin $(O)/tests/unit:
+$(O)/tests/bench/%: $(O)/obj/tests/bench/%.o $(TEST_LIB_OBJS) $(LIB) | $(O)/tests/bench
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/gen $(O)/tools $(O)/bpf $(O)/skel $(O)/lib $(O)/bin $(O)/tests/unit $(O)/tests/bench:
 	$(Q)mkdir -p $@
 
 # ---- tests, bench, demo ----

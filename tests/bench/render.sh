@@ -16,6 +16,7 @@ HDR
 jq -r '.benches[] |
 	"## \(.title // .name)\n\n" +
 	(if .notes then "\(.notes)\n\n" else "" end) +
+	(if .measured then "Measured \(.measured).\n\n" else "" end) +
 	"| case | metric | value | unit | baseline | ratio | runs | spread |\n|---|---|---:|---|---|---:|---:|---:|\n" +
 	([.rows[] | "| \(.case) | \(.metric) | \(.value) | \(.unit) | \(.baseline // "") | \(.ratio // "") | \(.runs // "") | \(.spread // "") |"] | join("\n")) +
 	"\n"' "$r"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # `make bench`: runs every tests/bench/*.bench.sh, collects their JSON into
-# $O/bench/results.json and renders docs/PERFORMANCE.md.
+# $O/bench/results.json and renders docs/PERFORMANCE.md. With a FILTER only the
+# matching benches run; the others keep their last result (each says when).
 #
 # A bench script prints one JSON object on stdout:
 #   {"name": "...", "title": "...", "notes": "...",
@@ -24,14 +25,18 @@ for b in tests/bench/*.bench.sh; do
 	[ -z "$filter" ] || [[ "$b" == *"$filter"* ]] || continue
 	name=$(basename "$b" .bench.sh)
 	echo "== bench $name" >&2
-	if timeout --kill-after=10 "${LH_BENCH_TIMEOUT:-1800}" bash "$b" >"$out/$name.json" 2>"$out/$name.log" &&
-	   jq -e . "$out/$name.json" >/dev/null 2>&1; then
-		results+=("$out/$name.json")
+	if timeout --kill-after=10 "${LH_BENCH_TIMEOUT:-1800}" bash "$b" >"$out/$name.json.new" 2>"$out/$name.log" &&
+	   jq -e --arg d "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '. + {measured: $d}' "$out/$name.json.new" >"$out/$name.json"; then
+		rm -f "$out/$name.json.new"
 	else
 		echo "bench $name failed: see $out/$name.log" >&2
 		tail -n 20 "$out/$name.log" >&2
 		status=1
 	fi
+done
+# Every bench's latest result: a filtered run refreshes some and keeps the others
+for f in "$out"/*.json; do
+	[ "$(basename "$f")" = results.json ] || results+=("$f")
 done
 [ "${#results[@]}" -gt 0 ] || { echo "no bench results" >&2; exit 1; }
 jq -s --arg kernel "$(uname -r)" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Bare XDP programs that `make bench` measures longhaul's programs against in
+ * the same run: the cost of the XDP hook itself and of a forwarder that does
+ * nothing but bounce the frame, so ratios say what longhaul adds.
+ */
+#include "lib/common.h"
+
+SEC("xdp.frags")
+int lh_bare_pass(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_PASS;
+}
+
+SEC("xdp.frags")
+int lh_bare_tx(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_TX;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

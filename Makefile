@@ -154,11 +154,19 @@ C_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
 fmt:
 	$(Q)clang-format -i $(C_SRCS)
 
+# unix.Malloc: bpftool's generated skeletons trip it (a false leak inside *__create_skeleton)
+TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-parameters,-clang-analyzer-unix.Malloc,\
+	-bugprone-reserved-identifier,-bugprone-narrowing-conversions,\
+	-bugprone-assignment-in-if-condition,-clang-analyzer-valist.Uninitialized,\
+	-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 check: all
 	$(Q)cppcheck -q --error-exitcode=1 --enable=warning,portability \
-		--suppress=missingIncludeSystem -Iinclude -Iuser/lib -I$(O)/gen -I$(O)/skel \
-		-D__x86_64__ user tests/unit
-	$(Q)clang-tidy -quiet $(filter user/%.c,$(C_SRCS)) -- $(USER_CFLAGS)
+		--suppress=missingIncludeSystem --suppress=unknownMacro \
+		-Iinclude -Iuser/lib -I$(O)/gen -I$(O)/skel -D__x86_64__ \
+		$(filter user/%.c tests/%.c,$(C_SRCS))
+	$(Q)clang-tidy -quiet --checks='$(TIDY_CHECKS)' --warnings-as-errors='*' \
+		$(filter user/%.c,$(C_SRCS)) -- -std=gnu11 -D_GNU_SOURCE \
+		-Iinclude -Iuser/lib -isystem $(O)/gen -isystem $(O)/skel
 
 clean:
 	$(Q)rm -rf $(O)

@@ -230,7 +230,7 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 {
 	struct lh_pkt_spec *s = &o->spec;
 	bool udp_csum_set = false, udp_csum = false, have_src = false, have_dst = false;
-	unsigned long v;
+	unsigned long v = 0;
 	int c, err = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -268,7 +268,7 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 			o->have_dmac = true;
 			break;
 		case OPT_VLAN: {
-			unsigned long vid, pcp = 0;
+			unsigned long vid = 0, pcp = 0;
 			char *colon = strchr(optarg, ':');
 
 			if (s->nr_vlans == LH_MAX_VLANS) {

@@ -347,10 +347,8 @@ static enum lh_stat parse_roce(const uint8_t *b, size_t end, struct lh_pkt *p)
 		r->imm = get32(e);
 		e += sizeof(struct roce_immdt);
 	}
-	if (f & ROCE_OPF_IETH) {
+	if (f & ROCE_OPF_IETH)
 		r->ieth_rkey = get32(e);
-		e += sizeof(struct roce_ieth);
-	}
 	p->payload_off = p->bth_off + BTH_LEN + ext;
 	p->icrc_off = end - ROCE_ICRC_LEN;
 	p->payload_len = p->icrc_off - p->payload_off - p->pad;

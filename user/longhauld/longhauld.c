@@ -386,7 +386,7 @@ int main(int argc, char **argv)
 	rc = EXIT_OK;
 
 out_detach:
-	for (i = 0; i < cfg.nr_ifaces; i++)
+	for (i = 0; i < MAX_IFACES; i++)
 		if (link_fds[i] >= 0)
 			close(link_fds[i]); /* closing the last link fd detaches the program */
 	if (!cfg.keep_pins) {

@@ -178,8 +178,17 @@ int lh_pktio_send(struct lh_pktio *io, const struct lh_frame *frames, unsigned i
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
 	r = sendmmsg(io->fd, msgs, n, MSG_DONTWAIT);
-	if (r < 0)
-		return (errno == EAGAIN || errno == ENOBUFS) ? 0 : -errno;
+	if (r < 0) {
+		/*
+		 * ENOBUFS: the egress path (a qdisc, a tc or netfilter egress
+		 * drop) freed the first frame. It is gone as if lost on the wire;
+		 * reporting it unsent would make the caller resend it forever
+		 * under a drop rule.
+		 */
+		if (errno == ENOBUFS)
+			return 1;
+		return errno == EAGAIN ? 0 : -errno;
+	}
 	return r;
 }
 

@@ -39,7 +39,9 @@ const uint8_t *lh_pktio_mac(const struct lh_pktio *io);
 
 /*
  * Send up to n frames; returns how many the kernel took (a short count when
- * its queue is full: retry the rest) or -errno.
+ * its queue is full: retry the rest) or -errno. A frame the egress path drops
+ * (qdisc, tc or netfilter egress rule) counts as taken: it is lost, as on a
+ * wire.
  */
 int lh_pktio_send(struct lh_pktio *io, const struct lh_frame *frames, unsigned int n);
 

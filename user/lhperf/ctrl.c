@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * lhperf's TCP side channel, perftest style: the client connects (retrying
+ * while the server is not listening yet), sends the run parameters and its
+ * QP numbers and start PSNs, the server answers with its own and the WRITE
+ * target of each QP. During the run both ends send a heartbeat, so a peer
+ * that dies or becomes unreachable is noticed (EOF, or TCP_USER_TIMEOUT on
+ * unacknowledged heartbeats); at the end the client sends its summary and
+ * the server answers with what its responders saw.
+ *
+ * The messages are text lines of space separated key=value words.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lhperf.h"
+#include "log.h"
+
+#define CTRL_USER_TIMEOUT_MS 10000
+#define CTRL_RETRY_MS 100
+
+static void addr_from_sockaddr(const struct sockaddr_storage *ss, int *family,
+			       union lh_ip_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		*family = AF_INET;
+		a->v4 = ((const struct sockaddr_in *)ss)->sin_addr;
+		return;
+	}
+	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+	if (IN6_IS_ADDR_V4MAPPED(v6)) {
+		/* an IPv4 client of a dual-stack listener */
+		*family = AF_INET;
+		memcpy(&a->v4, &v6->s6_addr[12], 4);
+	} else {
+		*family = AF_INET6;
+		a->v6 = *v6;
+	}
+}
+
+static int ctrl_addresses(struct lhp_ctrl *c)
+{
+	struct sockaddr_storage l, p;
+	socklen_t ll = sizeof(l), pl = sizeof(p);
+	int f1, f2;
+
+	if (getsockname(c->fd, (struct sockaddr *)&l, &ll) ||
+	    getpeername(c->fd, (struct sockaddr *)&p, &pl))
+		return -errno;
+	addr_from_sockaddr(&l, &f1, &c->local);
+	addr_from_sockaddr(&p, &f2, &c->peer);
+	if (f1 != f2)
+		return -EAFNOSUPPORT;
+	c->family = f1;
+	return 0;
+}
+
+static void ctrl_tune(int fd)
+{
+	int one = 1, ut = CTRL_USER_TIMEOUT_MS, idle = 2, intvl = 1, cnt = 5;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
+/* Non-blocking connect bounded by timeout_ms; 0 or -errno */
+static int connect_once(const struct addrinfo *ai, int timeout_ms, int *out)
+{
+	struct pollfd pfd;
+	socklen_t sl = sizeof(int);
+	int fd, err = 0, r;
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) && errno != EINPROGRESS) {
+		err = -errno;
+		goto fail;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	r = poll(&pfd, 1, timeout_ms);
+	if (r < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (r == 0) {
+		err = -ETIMEDOUT;
+		goto fail;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl))
+		err = errno;
+	if (err) {
+		err = -err;
+		goto fail;
+	}
+	/* back to blocking: reads below use poll with their own timeouts */
+	r = fcntl(fd, F_GETFL);
+	if (r < 0 || fcntl(fd, F_SETFL, r & ~O_NONBLOCK)) {
+		err = -errno;
+		goto fail;
+	}
+	*out = fd;
+	return 0;
+fail:
+	close(fd);
+	return err;
+}
+
+int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res = NULL;
+	char port[8];
+	uint64_t deadline = lhp_now_ns() + (uint64_t)(o->connect_timeout * 1e9);
+	int err, fd = -1;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	snprintf(port, sizeof(port), "%u", o->port);
+	err = getaddrinfo(o->peer, port, &hints, &res);
+	if (err) {
+		pr_warn("cannot resolve server '%s': %s\n", o->peer, gai_strerror(err));
+		return -EINVAL;
+	}
+	for (;;) {
+		uint64_t now = lhp_now_ns();
+		int left = now < deadline ? (int)((deadline - now) / 1000000) : 0;
+
+		err = connect_once(res, left > 0 ? left : 1, &fd);
+		if (!err)
+			break;
+		/* Refused: the server may not listen yet (perftest's pitfall); retry */
+		if (err != -ECONNREFUSED || lhp_now_ns() >= deadline)
+			break;
+		{
+			struct timespec ts = { .tv_nsec = CTRL_RETRY_MS * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	freeaddrinfo(res);
+	if (err) {
+		if (err == -ECONNREFUSED)
+			pr_warn("no lhperf server at %s port %u (connection refused for %.0f s)\n",
+				o->peer, o->port, o->connect_timeout);
+		else if (err == -ETIMEDOUT)
+			pr_warn("server %s port %u unreachable: no answer within %.0f s\n", o->peer,
+				o->port, o->connect_timeout);
+		else
+			pr_warn("cannot connect to %s port %u: %s\n", o->peer, o->port,
+				strerror(-err));
+		return err;
+	}
+	c->fd = fd;
+	ctrl_tune(fd);
+	err = ctrl_addresses(c);
+	if (err) {
+		pr_warn("side channel addresses: %s\n", strerror(-err));
+		lhp_ctrl_close(c);
+	}
+	return err;
+}
+
+int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	socklen_t sl;
+	struct pollfd pfd;
+	int lfd, fd, one = 1, zero = 0, r, err;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	if (o->bind && inet_pton(AF_INET, o->bind, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(o->port);
+		sl = sizeof(*s4);
+	} else if (!o->bind || inet_pton(AF_INET6, o->bind, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(o->port);
+		if (!o->bind)
+			s6->sin6_addr = in6addr_any;
+		sl = sizeof(*s6);
+	} else {
+		pr_warn("bad --bind address '%s'\n", o->bind);
+		return -EINVAL;
+	}
+	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		return -errno;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 1)) {
+		err = -errno;
+		pr_warn("cannot listen on port %u: %s\n", o->port, strerror(errno));
+		close(lfd);
+		return err;
+	}
+	pr_info("waiting for a client on port %u\n", o->port);
+	pfd.fd = lfd;
+	pfd.events = POLLIN;
+	do {
+		r = poll(&pfd, 1, o->listen_timeout > 0 ? (int)(o->listen_timeout * 1000) : -1);
+	} while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		err = r ? -errno : -ETIMEDOUT;
+		if (!r)
+			pr_warn("no client within %.0f s\n", o->listen_timeout);
+		close(lfd);
+		return err;
+	}
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	close(lfd);
+	if (err)
+		return err;
+	c->fd = fd;
+	ctrl_tune(fd);
+	err = ctrl_addresses(c);
+	if (err)
+		lhp_ctrl_close(c);
+	return err;
+}
+
+void lhp_ctrl_close(struct lhp_ctrl *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+int lhp_ctrl_printf(struct lhp_ctrl *c, const char *fmt, ...)
+{
+	char line[4096];
+	va_list ap;
+	size_t off = 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -EMSGSIZE;
+	while (off < (size_t)n) {
+		ssize_t w = send(c->fd, line + off, (size_t)n - off, MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+int lhp_ctrl_getline(struct lhp_ctrl *c, char *line, size_t cap, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms > 0 ? lhp_now_ns() + (uint64_t)timeout_ms * 1000000 : 0;
+
+	for (;;) {
+		char *nl = memchr(c->buf, '\n', c->len);
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		int wait, r;
+		ssize_t n;
+
+		if (nl) {
+			size_t l = (size_t)(nl - c->buf);
+
+			if (l >= cap)
+				return -EMSGSIZE;
+			memcpy(line, c->buf, l);
+			line[l] = 0;
+			memmove(c->buf, nl + 1, c->len - l - 1);
+			c->len -= l + 1;
+			return 1;
+		}
+		if (c->eof)
+			return -EPIPE;
+		if (c->len == sizeof(c->buf))
+			return -EMSGSIZE;
+		if (timeout_ms < 0) {
+			wait = -1;
+		} else if (timeout_ms == 0) {
+			wait = 0;
+		} else {
+			uint64_t now = lhp_now_ns();
+
+			wait = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+		}
+		r = poll(&pfd, 1, wait);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return 0;
+		n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			c->eof = true;
+		c->len += (size_t)n;
+	}
+}
+
+/* Find "key=" as a whole word; returns a pointer to the value */
+static const char *kv_find(const char *line, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = line;
+
+	while ((p = strstr(p, key))) {
+		if ((p == line || p[-1] == ' ') && p[kl] == '=')
+			return p + kl + 1;
+		p += kl;
+	}
+	return NULL;
+}
+
+bool lhp_kv_str(const char *line, const char *key, char *out, size_t cap)
+{
+	const char *v = kv_find(line, key);
+	size_t n;
+
+	if (!v)
+		return false;
+	n = strcspn(v, " ");
+	if (n >= cap)
+		return false;
+	memcpy(out, v, n);
+	out[n] = 0;
+	return true;
+}
+
+bool lhp_kv_u64(const char *line, const char *key, uint64_t *v)
+{
+	const char *s = kv_find(line, key);
+	char *end;
+
+	if (!s)
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && end != s && (*end == ' ' || !*end);
+}
+
+bool lhp_kv_dbl(const char *line, const char *key, double *v)
+{
+	const char *s = kv_find(line, key);
+	char *end;
+
+	if (!s)
+		return false;
+	*v = strtod(s, &end);
+	return end != s && (*end == ' ' || !*end);
+}
+
+int lhp_params_alloc(struct lhp_params *p, uint32_t qps)
+{
+	p->client_psn = calloc(qps, sizeof(*p->client_psn));
+	p->server_psn = calloc(qps, sizeof(*p->server_psn));
+	p->server_va = calloc(qps, sizeof(*p->server_va));
+	p->server_rkey = calloc(qps, sizeof(*p->server_rkey));
+	if (!p->client_psn || !p->server_psn || !p->server_va || !p->server_rkey) {
+		lhp_params_free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void lhp_params_free(struct lhp_params *p)
+{
+	free(p->client_psn);
+	free(p->server_psn);
+	free(p->server_va);
+	free(p->server_rkey);
+	p->client_psn = p->server_psn = NULL;
+	p->server_va = NULL;
+	p->server_rkey = NULL;
+}
+
+int lhp_params_send(struct lhp_ctrl *c, const struct lhp_params *p)
+{
+	uint32_t i;
+	int err;
+
+	err = lhp_ctrl_printf(c,
+			      "LHPERF version=%d op=%s recovery=%s qps=%u size=%llu mtu=%u "
+			      "iters=%llu window=%u ackreq=%u seed=0x%llx qpn=0x%x\n",
+			      LHP_VERSION, lhp_op_name(p->op), lhp_recovery_name(p->recovery),
+			      p->qps, (unsigned long long)p->size, p->mtu,
+			      (unsigned long long)p->iters, p->window, p->ackreq_every,
+			      (unsigned long long)p->seed, p->client_qpn_base);
+	for (i = 0; !err && i < p->qps; i++)
+		err = lhp_ctrl_printf(c, "QP i=%u psn=0x%x\n", i, p->client_psn[i]);
+	return err ? err : lhp_ctrl_printf(c, "END\n");
+}
+
+#define SETUP_TIMEOUT_MS 10000
+
+int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t errcap)
+{
+	char line[1024], word[32];
+	uint64_t v, ver;
+	uint32_t i;
+	int r;
+
+	r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
+	if (r <= 0) {
+		snprintf(err, errcap, "no parameters from the client");
+		return r ? r : -ETIMEDOUT;
+	}
+	if (strncmp(line, "LHPERF ", 7) || !lhp_kv_u64(line, "version", &ver)) {
+		snprintf(err, errcap, "not an lhperf client");
+		return -EPROTO;
+	}
+	if (ver != LHP_VERSION) {
+		snprintf(err, errcap, "protocol version %llu, server speaks %d",
+			 (unsigned long long)ver, LHP_VERSION);
+		return -EPROTO;
+	}
+	if (!lhp_kv_str(line, "op", word, sizeof(word)) ||
+	    (strcmp(word, "write") && strcmp(word, "send")))
+		goto bad;
+	p->op = strcmp(word, "write") ? LHP_OP_SEND : LHP_OP_WRITE;
+	if (!lhp_kv_str(line, "recovery", word, sizeof(word)) ||
+	    (strcmp(word, "gbn") && strcmp(word, "gb0")))
+		goto bad;
+	p->recovery = strcmp(word, "gbn") ? LHP_GB0 : LHP_GBN;
+	if (!lhp_kv_u64(line, "qps", &v) || !v || v > LHP_MAX_QPS)
+		goto bad;
+	p->qps = (uint32_t)v;
+	if (!lhp_kv_u64(line, "size", &p->size) || !p->size || p->size > (1ull << 31))
+		goto bad;
+	if (!lhp_kv_u64(line, "mtu", &v) || (v != 256 && v != 512 && v != 1024 && v != 2048 &&
+					     v != 4096))
+		goto bad;
+	p->mtu = (uint32_t)v;
+	if (!lhp_kv_u64(line, "iters", &p->iters))
+		goto bad;
+	if (!lhp_kv_u64(line, "window", &v) || !v || v > (1u << 20))
+		goto bad;
+	p->window = (uint32_t)v;
+	if (!lhp_kv_u64(line, "ackreq", &v) || !v)
+		goto bad;
+	p->ackreq_every = (uint32_t)v;
+	if (!lhp_kv_u64(line, "seed", &p->seed) || !lhp_kv_u64(line, "qpn", &v) ||
+	    v > ROCE_QPN_MASK)
+		goto bad;
+	p->client_qpn_base = (uint32_t)v;
+	if (lhp_params_alloc(p, p->qps)) {
+		snprintf(err, errcap, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->qps; i++) {
+		r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
+		if (r <= 0 || strncmp(line, "QP ", 3) || !lhp_kv_u64(line, "i", &v) || v != i ||
+		    !lhp_kv_u64(line, "psn", &v) || v > ROCE_PSN_MASK)
+			goto bad;
+		p->client_psn[i] = (uint32_t)v;
+	}
+	r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
+	if (r <= 0 || strcmp(line, "END"))
+		goto bad;
+	return 0;
+bad:
+	snprintf(err, errcap, "malformed parameters from the client");
+	return -EPROTO;
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * lhwan entry point: picks the subcommand (run, probe, dcloss), and the
+ * helpers they share: unit parsing and the XDP pass program for veth ports.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lhwan.h"
+#include "log.h"
+
+static int parse_scaled(const char *s, double *v, const char **unit)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (errno || end == s || !isfinite(*v) || *v < 0)
+		return -EINVAL;
+	*unit = end;
+	return 0;
+}
+
+int parse_time_ns(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *name;
+		double mult;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "usec", 1e3 }, { "ms", 1e6 },
+		      { "msec", 1e6 }, { "s", 1e9 }, { "sec", 1e9 } };
+	const char *u;
+	double v;
+	size_t i;
+
+	if (parse_scaled(s, &v, &u))
+		return -EINVAL;
+	if (!*u) {
+		if (v != 0)
+			return -EINVAL; /* a unit is required: 10 could mean anything */
+		*ns = 0;
+		return 0;
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(u, units[i].name)) {
+			*ns = (uint64_t)llround(v * units[i].mult);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int parse_rate_bps(const char *s, uint64_t *bps)
+{
+	static const struct {
+		const char *name;
+		double mult;
+	} units[] = { { "bit", 1 },	{ "kbit", 1e3 }, { "mbit", 1e6 }, { "gbit", 1e9 },
+		      { "tbit", 1e12 }, { "bps", 8 },	 { "kbps", 8e3 }, { "mbps", 8e6 },
+		      { "gbps", 8e9 } };
+	const char *u;
+	double v;
+	size_t i;
+
+	if (parse_scaled(s, &v, &u))
+		return -EINVAL;
+	if (!*u) {
+		if (v != 0)
+			return -EINVAL;
+		*bps = 0;
+		return 0;
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcasecmp(u, units[i].name)) {
+			*bps = (uint64_t)llround(v * units[i].mult);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int parse_bytes(const char *s, uint64_t *bytes)
+{
+	const char *u;
+	double v, mult = 1;
+
+	if (parse_scaled(s, &v, &u))
+		return -EINVAL;
+	if (!strcasecmp(u, "k") || !strcasecmp(u, "kb"))
+		mult = 1024;
+	else if (!strcasecmp(u, "m") || !strcasecmp(u, "mb"))
+		mult = 1024 * 1024;
+	else if (*u && strcasecmp(u, "b"))
+		return -EINVAL;
+	*bytes = (uint64_t)llround(v * mult);
+	return 0;
+}
+
+int xdp_pass_attach(int ifindex)
+{
+	/* r0 = XDP_PASS; exit */
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	int fd, err;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "lhwan_pass", "Dual BSD/GPL", insns, 2, &opts);
+	if (fd < 0)
+		return -errno;
+	/* never replace a program somebody else attached */
+	err = bpf_xdp_attach(ifindex, fd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	if (err == -EBUSY || err == -EEXIST) {
+		close(fd);
+		return 0;
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+void xdp_pass_detach(int ifindex, int prog_fd)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = prog_fd);
+
+	if (prog_fd <= 0)
+		return;
+	/* only if it is still ours */
+	bpf_xdp_detach(ifindex, XDP_FLAGS_REPLACE, &opts);
+	close(prog_fd);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: lhwan [run] [OPTIONS] PORT_A PORT_B   WAN emulator (lhwan run --help)\n"
+		"       lhwan probe send|recv [OPTIONS]       test traffic (lhwan probe --help)\n"
+		"       lhwan dcloss attach|stats|detach ...  host-link loss (lhwan dcloss --help)\n");
+}
+
+int main(int argc, char **argv)
+{
+	lh_log_init("lhwan", LH_LOG_INFO);
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+			 !strcmp(argv[1], "help"))) {
+		usage();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "probe")) {
+		lh_log_init("lhwan probe", LH_LOG_INFO);
+		return probe_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "dcloss")) {
+		lh_log_init("lhwan dcloss", LH_LOG_INFO);
+		return dcloss_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "run"))
+		return emulator_main(argc - 1, argv + 1);
+	return emulator_main(argc, argv);
+}

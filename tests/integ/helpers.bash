@@ -116,3 +116,101 @@ jq_assert() {
 jq_get() {
 	printf '%s' "$1" | jq -r "$2"
 }
+
+# ---------------------------------------------------------------- topologies
+# A test file builds one topology in setup_file with lh_topo_up and removes it
+# in teardown_file with lh_topo_down (lh_cleanup does it too). lh_topo_up
+# again with other options converges the same topology (only what changed is
+# redone: lhwan restarts if its options differ).
+
+LH_TOPO_DIR=$LH_ROOT/topologies
+export LHWAN=${LHWAN:-$LH_BIN/lhwan}
+
+# lh_topo_up KIND [OPTIONS...]: topologies/KIND.sh up with this file's prefix
+lh_topo_up() {
+	local kind=$1 out
+	shift
+	mkdir -p "$LH_STATE"
+	if ! out=$(timeout --kill-after=5 120 "$LH_TOPO_DIR/$kind.sh" up --prefix "$LH_PREFIX" -q "$@" 2>&1); then
+		echo "lh_topo_up $kind $*: failed" >&2
+		echo "$out" >&2
+		return 1
+	fi
+	echo "$kind" >"$LH_STATE/topo"
+	grep -qs "^cmd $LH_TOPO_DIR/$kind.sh down" "$LH_STATE/track" ||
+		lh_track cmd "$LH_TOPO_DIR/$kind.sh down --prefix $LH_PREFIX -q"
+}
+
+# lh_topo_down: remove the topology this file built
+lh_topo_down() {
+	local kind
+	kind=$(cat "$LH_STATE/topo" 2>/dev/null) || return 0
+	timeout --kill-after=5 60 "$LH_TOPO_DIR/$kind.sh" down --prefix "$LH_PREFIX" -q
+	rm -f "$LH_STATE/topo"
+}
+
+# lh_topo_status: the topology's status as JSON
+lh_topo_status() {
+	local kind
+	kind=$(cat "$LH_STATE/topo")
+	timeout --kill-after=5 60 "$LH_TOPO_DIR/$kind.sh" status --prefix "$LH_PREFIX" -j
+}
+
+# lh_exec NODE CMD...: run CMD in this file's namespace NODE (bpffs stays visible)
+lh_exec() {
+	local node=$1
+	shift
+	nsenter --net="/var/run/netns/$LH_PREFIX-$node" -- "$@"
+}
+
+# lh_wan_stats [BUMP]: fresh lhwan stats of an emulator namespace (default wan)
+lh_wan_stats() {
+	lh_topo_status | jq ".wan[\"${1:-wan}\"].stats"
+}
+
+# lh_probe FROM TO DST_ADDR [SEND OPTIONS...]: numbered packets from node FROM
+# to node TO; prints the receiver's JSON. LH_PROBE_RECV holds extra receiver
+# options (e.g. "--raw --dev dc --list-lost").
+lh_probe() {
+	local from=$1 to=$2 dst=$3 rdy out pid
+	shift 3
+	rdy=$(mktemp -u "${BATS_FILE_TMPDIR:-/tmp}/probe-ready.XXXXXX")
+	out=$(mktemp "${BATS_FILE_TMPDIR:-/tmp}/probe-out.XXXXXX")
+	# shellcheck disable=SC2086
+	timeout --kill-after=5 120 nsenter --net="/var/run/netns/$LH_PREFIX-$to" -- \
+		"$LHWAN" probe recv --idle 700ms --ready-file "$rdy" ${LH_PROBE_RECV:-} \
+		>"$out" 2>&1 3>&- </dev/null &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -e "$rdy" ] && break
+		sleep 0.02
+	done
+	if ! timeout --kill-after=5 120 nsenter --net="/var/run/netns/$LH_PREFIX-$from" -- \
+		"$LHWAN" probe send --dst "$dst" "$@" >/dev/null; then
+		kill "$pid" 2>/dev/null
+		echo "probe send failed" >&2
+		return 1
+	fi
+	wait "$pid" || { cat "$out" >&2; return 1; }
+	rm -f "$rdy"
+	cat "$out"
+	rm -f "$out"
+}
+
+# lh_near VALUE EXPECTED TOLERANCE [WHAT]: |VALUE - EXPECTED| <= TOLERANCE
+lh_near() {
+	if ! awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'; then
+		echo "${4:-value} $1 is not within $3 of $2" >&2
+		return 1
+	fi
+}
+
+# lh_calc EXPR: awk arithmetic (sqrt, etc.), printed with 6 significant digits
+lh_calc() {
+	awk "BEGIN { printf \"%.6g\\n\", $1 }"
+}
+
+# lh_netns NODE: the namespace file of this file's NODE (for nsenter --net= under run_t)
+lh_netns() {
+	printf '/var/run/netns/%s-%s' "$LH_PREFIX" "$1"
+}

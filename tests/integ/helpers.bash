@@ -163,9 +163,18 @@ lh_exec() {
 	nsenter --net="/var/run/netns/$LH_PREFIX-$node" -- "$@"
 }
 
-# lh_wan_stats [BUMP]: fresh lhwan stats of an emulator namespace (default wan)
+# lh_wan_stats [BUMP]: fresh lhwan stats of an emulator namespace (default
+# wan): SIGUSR1 makes lhwan rewrite its stats file; wait for the new one
 lh_wan_stats() {
-	lh_topo_status | jq ".wan[\"${1:-wan}\"].stats"
+	local d=/run/longhaul/topo/$LH_PREFIX b=${1:-wan} pid old
+	pid=$(cat "$d/$b.pid")
+	old=$(jq .uptime_s "$d/$b.stats.json")
+	kill -USR1 "$pid"
+	for _ in $(seq 100); do
+		sleep 0.02
+		[ "$(jq .uptime_s "$d/$b.stats.json" 2>/dev/null)" != "$old" ] && break
+	done
+	cat "$d/$b.stats.json"
 }
 
 # lh_probe FROM TO DST_ADDR [SEND OPTIONS...]: numbered packets from node FROM

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
@@ -479,6 +480,7 @@ static int probe_send(struct probe_opts *o)
 		}
 	}
 	interval = o->pps > 0 ? 1e9 / o->pps : 0;
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	t0 = mono_ns();
 	while (seq < count && !probe_stop) {
 		n = o->burst;
@@ -487,14 +489,12 @@ static int probe_send(struct probe_opts *o)
 		if (interval > 0) {
 			/* pace: burst k leaves at t0 + k * burst * interval */
 			next = t0 + (uint64_t)((double)seq * interval);
-			while (mono_ns() < next) {
-				struct timespec ts = { 0, 0 };
-				uint64_t left = next - mono_ns();
+			/* sleep, never spin: the emulator under test shares the CPUs */
+			if (mono_ns() < next) {
+				struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ULL),
+						       .tv_nsec = (long)(next % 1000000000ULL) };
 
-				if (left > 200000 && left < 1000000000ULL) {
-					ts.tv_nsec = (long)(left - 100000);
-					nanosleep(&ts, NULL);
-				}
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 			}
 		}
 		for (i = 0; i < n; i++) {

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# lhwan's delay and rate, measured end to end in the two-dc topology by
+# tools that are not lhwan's emulator: ping for the RTT, the probe's one-way
+# delay (one host clock, kernel receive time stamps) and its receive rate.
+# Tolerances: delay within 5 % or 0.2 ms (whichever is larger) of what was
+# configured, over the path's own latency measured with no delay; rate
+# within 5 %.
+
+load helpers
+
+setup_file() {
+	lh_require_root
+	[ -x "$LH_BIN/lhwan" ] || skip "build lhwan first (make)"
+	lh_topo_up two-dc --rtt 0 --match roce --seed 1
+}
+
+teardown_file() {
+	lh_topo_down
+	lh_cleanup
+}
+
+teardown() {
+	lh_cleanup
+}
+
+# avg RTT in ms of N pings from src to dst (IPv4 or IPv6 address)
+ping_avg() {
+	nsenter --net="$(lh_netns src)" -- timeout 30 ping -q -c "${2:-50}" -i 0.01 -W 2 "$1" |
+		sed -n 's|.*= [0-9.]*/\([0-9.]*\)/.*|\1|p'
+}
+
+# max(5 % of x, 0.2 ms), x in ms
+tolerance_ms() {
+	lh_calc "($1 * 0.05 > 0.2) ? $1 * 0.05 : 0.2"
+}
+
+@test "RTT: ping sees the configured RTT over the bare path, IPv4 and IPv6" {
+	lh_topo_up two-dc --rtt 0 --match roce --seed 1
+	base4=$(ping_avg 10.2.0.10)
+	base6=$(ping_avg fd00:2::10)
+	for rtt in 2 20; do
+		lh_topo_up two-dc --rtt "${rtt}ms" --match roce --seed 1
+		got4=$(ping_avg 10.2.0.10)
+		got6=$(ping_avg fd00:2::10)
+		tol=$(tolerance_ms "$rtt")
+		echo "rtt $rtt ms: base $base4 / $base6, measured $got4 / $got6, tolerance $tol" >&3
+		lh_near "$(lh_calc "$got4 - $base4")" "$rtt" "$tol" "IPv4 RTT over the bare path (ms)"
+		lh_near "$(lh_calc "$got6 - $base6")" "$rtt" "$tol" "IPv6 RTT over the bare path (ms)"
+	done
+}
+
+@test "one-way delays are per direction (a2b 3 ms, b2a 12 ms)" {
+	lh_topo_up two-dc --rtt 0 --match roce --seed 1
+	base=$(lh_probe src dst 10.2.0.10 --count 2000 --pps 2000 --size 256 | jq '.delay_us.p50')
+	lh_topo_up two-dc --delay-a2b 3ms --delay-b2a 12ms --match roce --seed 1
+	a2b=$(lh_probe src dst 10.2.0.10 --count 2000 --pps 2000 --size 256)
+	b2a=$(lh_probe dst src fd00:1::10 --count 2000 --pps 2000 --size 256)
+	jq_assert "$a2b" '.received == 2000 and .reordered == 0'
+	jq_assert "$b2a" '.received == 2000 and .reordered == 0'
+	da=$(lh_calc "($(jq '.delay_us.p50' <<<"$a2b") - $base) / 1000")
+	db=$(lh_calc "($(jq '.delay_us.p50' <<<"$b2a") - $base) / 1000")
+	echo "one-way over base ($base us): a2b $da ms, b2a $db ms" >&3
+	lh_near "$da" 3 "$(tolerance_ms 3)" "a2b one-way delay (ms)"
+	lh_near "$db" 12 "$(tolerance_ms 12)" "b2a one-way delay (ms)"
+}
+
+@test "jitter spreads the delay but keeps order unless asked" {
+	lh_topo_up two-dc --rtt 10ms --jitter 2ms --match roce --seed 1
+	r=$(lh_probe src dst 10.2.0.10 --count 5000 --pps 5000 --size 256)
+	echo "$(jq -c .delay_us <<<"$r")" >&3
+	jq_assert "$r" '.received == 5000 and .reordered == 0'
+	# 5 ms +- 2 ms, pushed up (never down) by keeping order; p99 leaves out a late wake-up
+	jq_assert "$r" '.delay_us.min >= 2900 and .delay_us.p99 <= 7600'
+	jq_assert "$r" '.delay_us.p99 - .delay_us.min >= 2000'
+	lh_topo_up two-dc --rtt 10ms --jitter 2ms --lhwan-arg --jitter-reorder --match roce --seed 1
+	r=$(lh_probe src dst 10.2.0.10 --count 5000 --pps 5000 --size 256)
+	jq_assert "$r" '.received == 5000 and .reordered > 100'
+	# without the order kept, the delays spread evenly: median near 5 ms
+	jq_assert "$r" '.delay_us.min >= 2900 and .delay_us.p99 <= 7600'
+	jq_assert "$r" '.delay_us.p50 > 4500 and .delay_us.p50 < 5600'
+}
+
+@test "rate: 100 Mbit/s bottleneck delivers 100 Mbit/s +- 5 % under overload, tail drop counted" {
+	lh_topo_up two-dc --rtt 4ms --rate 100mbit --match roce --seed 1
+	# 150 Mbit/s of 1 KB frames for 2 s
+	r=$(lh_probe src dst 10.2.0.10 --size 1024 --rate 150mbit --count 36000)
+	s=$(lh_wan_stats)
+	echo "received rate $(jq .rate_bps <<<"$r") b/s; lhwan a2b drop_queue $(jq .a2b.drop_queue <<<"$s")" >&3
+	lh_near "$(jq .rate_bps <<<"$r")" 100000000 5000000 "a2b rate (bit/s)"
+	jq_assert "$s" '.a2b.drop_queue > 1000 and .a2b.drop_loss == 0'
+	# what did not fit the buffer is exactly what the receiver missed
+	jq_assert "$s" ".a2b.drop_queue == $(jq .lost <<<"$r")"
+}
+
+@test "rate per direction, both at once: a2b 50 Mbit/s, b2a 200 Mbit/s" {
+	lh_topo_up two-dc --rtt 2ms --rate-a2b 50mbit --rate-b2a 200mbit --match roce --seed 1
+	a2b_out=$BATS_FILE_TMPDIR/a2b.json
+	LH_PROBE_RECV="--stream 1" lh_probe src dst 10.2.0.10 --size 1024 --rate 75mbit --count 18000 --stream 1 >"$a2b_out" &
+	LH_PROBE_RECV="--stream 2" lh_probe dst src 10.1.0.10 --size 1024 --rate 300mbit --count 72000 --stream 2 >"$BATS_FILE_TMPDIR/b2a.json"
+	wait
+	a=$(jq .rate_bps "$a2b_out")
+	b=$(jq .rate_bps "$BATS_FILE_TMPDIR/b2a.json")
+	echo "a2b $a b/s, b2a $b b/s" >&3
+	lh_near "$a" 50000000 2500000 "a2b rate (bit/s)"
+	lh_near "$b" 200000000 10000000 "b2a rate (bit/s)"
+}
+
+@test "stats can be read while lhwan runs (SIGUSR1) and after" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 1
+	before=$(lh_wan_stats | jq .a2b.rx_packets)
+	LH_PROBE_RECV="--idle 2s" lh_probe src dst 10.2.0.10 --count 6000 --pps 1500 --size 128 >/dev/null &
+	sleep 2
+	mid=$(lh_wan_stats)
+	wait
+	after=$(lh_wan_stats | jq .a2b.rx_packets)
+	m=$(jq .a2b.rx_packets <<<"$mid")
+	echo "rx_packets before $before, mid-run $m, after $after" >&3
+	[ "$m" -gt "$before" ]
+	[ "$after" -ge $((before + 6000)) ]
+	[ "$m" -lt "$after" ]
+	jq_assert "$mid" '.state == "running" and .uptime_s > 0'
+}
+
+@test "standalone lhwan: --duration and --json print the final counters; SIGTERM stops it" {
+	a=$(lh_ns a)
+	w=$(lh_ns w)
+	b=$(lh_ns b)
+	lh_veth "$a" a0 "$w" pa
+	lh_veth "$w" pb "$b" b0
+	ip -n "$a" addr add 192.168.77.1/24 dev a0
+	ip -n "$b" addr add 192.168.77.2/24 dev b0
+	ip netns exec "$w" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	out=$BATS_FILE_TMPDIR/standalone.json
+	nsenter --net=/var/run/netns/"$w" -- timeout 20 "$LHWAN" --duration 3s --json --delay 1ms pa pb \
+		>"$out" 2>&1 3>&- &
+	sleep 0.5
+	run_t 10 nsenter --net=/var/run/netns/"$a" -- ping -c 5 -i 0.1 -W 2 192.168.77.2
+	[ "$status" -eq 0 ]
+	wait
+	jq_assert "$(cat "$out")" '.state == "stopped" and .a2b.tx_packets >= 5 and .b2a.tx_packets >= 5'
+	jq_assert "$(cat "$out")" '.config.a2b.delay_ns == 1000000 and .ports == {"a": "pa", "b": "pb"}'
+	# SIGTERM: a clean stop with the stats file written
+	nsenter --net=/var/run/netns/"$w" -- "$LHWAN" --stats-file "$BATS_FILE_TMPDIR/st.json" pa pb \
+		>/dev/null 2>&1 3>&- &
+	pid=$!
+	for _ in $(seq 50); do [ -e "$BATS_FILE_TMPDIR/st.json" ] && break; sleep 0.05; done
+	kill -TERM "$pid"
+	wait "$pid"
+	jq_assert "$(cat "$BATS_FILE_TMPDIR/st.json")" '.state == "stopped"'
+}

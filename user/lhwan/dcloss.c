@@ -64,7 +64,18 @@ struct dcloss_val {
 
 /* ---- a tiny assembler with forward labels ---- */
 
-enum label { L_PASS, L_DROP, L_SHOT, L_RANDOM, L_EVERY, L_GE, L_GE_BAD, L_GE_G2, L_GE_B2, NR_LABELS };
+enum label {
+	L_PASS,
+	L_DROP,
+	L_SHOT,
+	L_RANDOM,
+	L_EVERY,
+	L_GE,
+	L_GE_BAD,
+	L_GE_G2,
+	L_GE_B2,
+	NR_LABELS
+};
 
 struct as {
 	struct bpf_insn insn[96];
@@ -82,7 +93,8 @@ static void emit(struct as *a, struct bpf_insn i)
 	a->insn[a->n++] = i;
 }
 
-#define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
 
 static void mov_imm(struct as *a, int d, int imm)
 {
@@ -278,7 +290,7 @@ static int spec_to_val(const char *text, struct dcloss_val *v)
 /* fd of the program attached at ingress (XDP) or egress (tcx), 0 if none of ours, or -errno */
 static int find_prog(int ifindex, bool ingress)
 {
-	struct bpf_prog_info info = { 0 };
+	struct bpf_prog_info info = {0};
 	uint32_t len = sizeof(info), id = 0, ids[16], cnt = 16, i;
 	int fd;
 
@@ -310,7 +322,7 @@ static int find_prog(int ifindex, bool ingress)
 
 static int prog_map_fd(int prog_fd)
 {
-	struct bpf_prog_info info = { 0 };
+	struct bpf_prog_info info = {0};
 	uint32_t len = sizeof(info), map_id = 0;
 
 	info.nr_map_ids = 1;
@@ -350,8 +362,8 @@ static int attach_one(int ifindex, const char *ifname, bool ingress, const char 
 	err = bpf_map_update_elem(map_fd, &key, &v, BPF_ANY);
 	if (err)
 		goto out;
-	n = ingress ? build_prog(&a, map_fd, XDP_PASS, XDP_DROP, false) :
-		      build_prog(&a, map_fd, -1, 2, true);
+	n = ingress ? build_prog(&a, map_fd, XDP_PASS, XDP_DROP, false)
+		    : build_prog(&a, map_fd, -1, 2, true);
 	{
 		LIBBPF_OPTS(bpf_prog_load_opts, po);
 		char log[8192] = "";
@@ -436,22 +448,26 @@ static void stats_one(struct lh_json *j, int ifindex, bool ingress)
 
 static void dcloss_usage(void)
 {
-	fprintf(stderr, "usage: lhwan dcloss attach --dev IF [--ingress SPEC] [--egress SPEC]\n"
-			"                           [--blackhole IF]\n"
-			"       lhwan dcloss stats --dev IF [-p]\n"
-			"       lhwan dcloss detach --dev IF\n"
-			"       lhwan dcloss check [--ingress SPEC] [--egress SPEC]\n"
-			"SPEC: none | random P%% | gemodel P%% [R%% [1-H%% [1-K%%]]] | every N [K]\n"
-			"ingress = frames IF receives (XDP), egress = frames IF sends (tcx).\n");
+	fprintf(stderr,
+		"usage: lhwan dcloss attach --dev IF [--ingress SPEC] [--egress SPEC]\n"
+		"                           [--blackhole IF]\n"
+		"       lhwan dcloss stats --dev IF [-p]\n"
+		"       lhwan dcloss detach --dev IF\n"
+		"       lhwan dcloss check [--ingress SPEC] [--egress SPEC]\n"
+		"SPEC: none | random P%% | gemodel P%% [R%% [1-H%% [1-K%%]]] | every N [K]\n"
+		"ingress = frames IF receives (XDP), egress = frames IF sends (tcx).\n");
 }
 
 int dcloss_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "dev", required_argument, NULL, 'd' },     { "ingress", required_argument, NULL, 'i' },
-		{ "egress", required_argument, NULL, 'e' },  { "pretty", no_argument, NULL, 'p' },
-		{ "blackhole", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },	     { 0 },
+		{"dev", required_argument, NULL, 'd'},
+		{"ingress", required_argument, NULL, 'i'},
+		{"egress", required_argument, NULL, 'e'},
+		{"pretty", no_argument, NULL, 'p'},
+		{"blackhole", required_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	const char *dev = NULL, *in = "none", *out = "none", *cmd, *bh = NULL;
 	int bh_index = 0;

@@ -57,7 +57,7 @@
 #define STAT_GET(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 enum { DIR_A2B, DIR_B2A, NR_DIRS };
-static const char *const dir_names[NR_DIRS] = { "a2b", "b2a" };
+static const char *const dir_names[NR_DIRS] = {"a2b", "b2a"};
 
 enum jitter_dist { JITTER_UNIFORM, JITTER_NORMAL };
 
@@ -166,7 +166,8 @@ static void emu_usage(void)
 		"      --queue BYTES       bottleneck buffer (default: 50 ms at the rate)\n"
 		"      --overhead BYTES    added to each frame's length for the rate\n"
 		"  -l, --loss SPEC         loss rule (repeatable, any rule drops):\n"
-		"                            random P%% [CORR%%] | gemodel P%% [R%% [1-H%% [1-K%%]]]\n"
+		"                            random P%% [CORR%%] | gemodel P%% [R%% [1-H%% "
+		"[1-K%%]]]\n"
 		"                            state P13%% [P31%% [P32%% [P23%% [P14%%]]]]\n"
 		"                            every N [K] | psn [QPN:]PSN[-PSN][,...] [times T]\n"
 		"      --duplicate P%%[,CORR%%]\n"
@@ -251,30 +252,30 @@ static int parse_args(struct emu *e, int argc, char **argv)
 		OPT_CHECK,
 	};
 	static const struct option opts[] = {
-		{ "delay", required_argument, NULL, 'd' },
-		{ "jitter", required_argument, NULL, 'J' },
-		{ "jitter-dist", required_argument, NULL, OPT_JITTER_DIST },
-		{ "jitter-reorder", no_argument, NULL, OPT_JITTER_REORDER },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "queue", required_argument, NULL, OPT_QUEUE },
-		{ "overhead", required_argument, NULL, OPT_OVERHEAD },
-		{ "loss", required_argument, NULL, 'l' },
-		{ "duplicate", required_argument, NULL, OPT_DUP },
-		{ "reorder", required_argument, NULL, OPT_REORDER },
-		{ "match", required_argument, NULL, OPT_MATCH },
-		{ "seed", required_argument, NULL, 's' },
-		{ "pool", required_argument, NULL, OPT_POOL },
-		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "stats-file", required_argument, NULL, OPT_STATS_FILE },
-		{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "no-xdp", no_argument, NULL, OPT_NO_XDP },
-		{ "check", no_argument, NULL, OPT_CHECK },
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"delay", required_argument, NULL, 'd'},
+		{"jitter", required_argument, NULL, 'J'},
+		{"jitter-dist", required_argument, NULL, OPT_JITTER_DIST},
+		{"jitter-reorder", no_argument, NULL, OPT_JITTER_REORDER},
+		{"rate", required_argument, NULL, 'r'},
+		{"queue", required_argument, NULL, OPT_QUEUE},
+		{"overhead", required_argument, NULL, OPT_OVERHEAD},
+		{"loss", required_argument, NULL, 'l'},
+		{"duplicate", required_argument, NULL, OPT_DUP},
+		{"reorder", required_argument, NULL, OPT_REORDER},
+		{"match", required_argument, NULL, OPT_MATCH},
+		{"seed", required_argument, NULL, 's'},
+		{"pool", required_argument, NULL, OPT_POOL},
+		{"threads", required_argument, NULL, OPT_THREADS},
+		{"stats-file", required_argument, NULL, OPT_STATS_FILE},
+		{"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"no-xdp", no_argument, NULL, OPT_NO_XDP},
+		{"check", no_argument, NULL, OPT_CHECK},
+		{"json", no_argument, NULL, 'j'},
+		{"pretty", no_argument, NULL, 'p'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	struct lh_loss_spec spec;
 	char err[256];
@@ -449,7 +450,7 @@ bad:
 
 static unsigned int iface_mtu(const char *name)
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	unsigned int mtu = 1500;
 
@@ -484,14 +485,14 @@ static int open_ports(struct emu *e)
 		}
 		p->ifindex = lh_pktio_ifindex(p->io);
 		/* VLAN tag and checksum state of each frame (fix_frame) */
-		setsockopt(lh_pktio_fd(p->io), SOL_PACKET, PACKET_AUXDATA, &(int){ 1 }, sizeof(int));
+		setsockopt(lh_pktio_fd(p->io), SOL_PACKET, PACKET_AUXDATA, &(int){1}, sizeof(int));
 		p->mtu = iface_mtu(p->name);
 		p->xdp_fd = 0;
 		if (!e->no_xdp) {
 			p->xdp_fd = xdp_pass_attach(p->ifindex);
 			if (p->xdp_fd < 0) {
-				pr_debug("XDP pass program on %s: %s (continuing without)\n", p->name,
-					 strerror(-p->xdp_fd));
+				pr_debug("XDP pass program on %s: %s (continuing without)\n",
+					 p->name, strerror(-p->xdp_fd));
 				p->xdp_fd = 0;
 			}
 		}
@@ -528,8 +529,8 @@ static int dir_init(struct emu *e, struct dir *d, int id, uint64_t now)
 	d->nr_slots = e->pool;
 	bytes = d->slot_size * d->nr_slots;
 	/* only touched pages become resident; freed slots are reused first (LIFO) */
-	d->slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			-1, 0);
+	d->slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (d->slots == MAP_FAILED)
 		return -ENOMEM;
 	d->len = calloc(d->nr_slots, sizeof(uint32_t));
@@ -607,14 +608,16 @@ static bool schedule(struct dir *d, uint32_t slot, uint32_t len, uint64_t now, b
 
 	if (c->rate_bps) {
 		start = d->link_free_at > now ? d->link_free_at : now;
-		if ((double)(start - now) * (double)c->rate_bps / 8e9 + len > (double)queue_limit(c)) {
+		if ((double)(start - now) * (double)c->rate_bps / 8e9 + len >
+		    (double)queue_limit(c)) {
 			STAT_ADD(d->st.drop_queue, 1);
 			return false;
 		}
 		if (start - now > d->st.backlog_max_ns)
 			STAT_ADD(d->st.backlog_max_ns, start - now - d->st.backlog_max_ns);
-		d->link_free_at = start + ((uint64_t)(len + (uint32_t)c->overhead) * 8000000000ULL) /
-						  c->rate_bps;
+		d->link_free_at =
+			start +
+			((uint64_t)(len + (uint32_t)c->overhead) * 8000000000ULL) / c->rate_bps;
 		t = d->link_free_at;
 	}
 	/* netem: past the gap, a frame chosen with probability reorder skips the delay */
@@ -679,7 +682,8 @@ static void handle_frame(struct emu *e, struct dir *d, uint32_t slot, uint32_t l
 	matched = !e->match_roce || lp.roce;
 	if (matched) {
 		STAT_ADD(d->st.matched, 1);
-		/* netem's order: duplication is decided before loss, so a lost duplicate still passes once */
+		/* netem's order: duplication is decided before loss, so a lost duplicate still
+		 * passes once */
 		if (c->dup_p && c->dup_p >= lh_crandom_next(&d->dup_c, &d->prng))
 			copies++;
 		for (i = 0; i < (int)c->nr_loss; i++)
@@ -783,7 +787,8 @@ static void csum_complete(uint8_t *f, uint32_t len)
 static uint32_t fix_frame(uint8_t *f, uint32_t len, uint32_t cap, const struct tpacket_auxdata *aux)
 {
 	if ((aux->tp_status & TP_STATUS_VLAN_VALID) && len >= 14 && len + 4 <= cap) {
-		uint16_t tpid = (aux->tp_status & TP_STATUS_VLAN_TPID_VALID) ? aux->tp_vlan_tpid : 0x8100;
+		uint16_t tpid =
+			(aux->tp_status & TP_STATUS_VLAN_TPID_VALID) ? aux->tp_vlan_tpid : 0x8100;
 
 		memmove(f + 16, f + 12, len - 12);
 		f[12] = (uint8_t)(tpid >> 8);
@@ -798,7 +803,8 @@ static uint32_t fix_frame(uint8_t *f, uint32_t len, uint32_t cap, const struct t
 }
 
 /* recvmmsg on the port's AF_PACKET socket with PACKET_AUXDATA */
-static int port_recv(struct port *p, struct lh_frame *f, struct tpacket_auxdata *aux, unsigned int n)
+static int port_recv(struct port *p, struct lh_frame *f, struct tpacket_auxdata *aux,
+		     unsigned int n)
 {
 	char cbuf[RX_BATCH][CMSG_SPACE(sizeof(struct tpacket_auxdata))];
 	struct mmsghdr msgs[RX_BATCH];
@@ -824,7 +830,8 @@ static int port_recv(struct port *p, struct lh_frame *f, struct tpacket_auxdata 
 		memset(&aux[i], 0, sizeof(aux[i]));
 		if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
 			f[i].len = f[i].cap; /* counted as oversize */
-		for (cm = CMSG_FIRSTHDR(&msgs[i].msg_hdr); cm; cm = CMSG_NXTHDR(&msgs[i].msg_hdr, cm))
+		for (cm = CMSG_FIRSTHDR(&msgs[i].msg_hdr); cm;
+		     cm = CMSG_NXTHDR(&msgs[i].msg_hdr, cm))
 			if (cm->cmsg_level == SOL_PACKET && cm->cmsg_type == PACKET_AUXDATA)
 				memcpy(&aux[i], CMSG_DATA(cm), sizeof(aux[i]));
 	}
@@ -845,7 +852,7 @@ static int dir_rx(struct emu *e, struct dir *d, uint64_t now)
 	if (!want) {
 		/* out of slots: take one frame into scratch space and count it */
 		static __thread uint8_t scratch[65536];
-		struct lh_frame s = { .data = scratch, .cap = sizeof(scratch) };
+		struct lh_frame s = {.data = scratch, .cap = sizeof(scratch)};
 
 		n = lh_pktio_recv(d->rx->io, &s, 1, 0);
 		if (n > 0) {
@@ -991,7 +998,8 @@ static void json_dir_cfg(struct lh_json *j, const struct dir_cfg *c)
 	lh_json_start_object(j);
 	lh_json_uint_field(j, "delay_ns", c->delay_ns);
 	lh_json_uint_field(j, "jitter_ns", c->jitter_ns);
-	lh_json_string_field(j, "jitter_dist", c->jitter_dist == JITTER_NORMAL ? "normal" : "uniform");
+	lh_json_string_field(j, "jitter_dist",
+			     c->jitter_dist == JITTER_NORMAL ? "normal" : "uniform");
 	lh_json_bool_field(j, "jitter_reorder", c->jitter_reorder);
 	lh_json_uint_field(j, "rate_bps", c->rate_bps);
 	lh_json_uint_field(j, "queue_bytes", c->rate_bps ? queue_limit(c) : 0);
@@ -1042,9 +1050,9 @@ static void json_dir_stats(struct lh_json *j, struct dir *d)
 	lh_json_uint_field(j, "inflight_max", STAT_GET(s->inflight_max));
 	lh_json_uint_field(j, "backlog_max_ns", STAT_GET(s->backlog_max_ns));
 	lh_json_double_field(j, "late_avg_ns",
-			     STAT_GET(s->tx_packets) ?
-				     (double)STAT_GET(s->late_sum_ns) / (double)STAT_GET(s->tx_packets) :
-				     0);
+			     STAT_GET(s->tx_packets) ? (double)STAT_GET(s->late_sum_ns) /
+							       (double)STAT_GET(s->tx_packets)
+						     : 0);
 	lh_json_uint_field(j, "late_max_ns", STAT_GET(s->late_max_ns));
 	lh_json_name(j, "rules");
 	lh_json_start_array(j);
@@ -1118,8 +1126,8 @@ int emulator_main(int argc, char **argv)
 {
 	static struct emu emu;
 	struct emu *e = &emu;
-	struct worker w[NR_DIRS] = { 0 };
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct worker w[NR_DIRS] = {0};
+	struct sigaction sa = {.sa_handler = on_signal};
 	sigset_t block, old;
 	uint64_t now, next_stats;
 	int err, d, i;
@@ -1175,7 +1183,7 @@ int emulator_main(int argc, char **argv)
 	write_stats_file(e, "running");
 	next_stats = e->stats_interval_ns ? now + e->stats_interval_ns : UINT64_MAX;
 	while (!stop_flag) {
-		struct timespec ts = { 0, 20000000 }; /* 20 ms */
+		struct timespec ts = {0, 20000000}; /* 20 ms */
 
 		nanosleep(&ts, NULL);
 		now = mono_ns();

@@ -36,8 +36,8 @@ int parse_time_ns(const char *s, uint64_t *ns)
 	static const struct {
 		const char *name;
 		double mult;
-	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "usec", 1e3 }, { "ms", 1e6 },
-		      { "msec", 1e6 }, { "s", 1e9 }, { "sec", 1e9 } };
+	} units[] = {{"ns", 1},	    {"us", 1e3}, {"usec", 1e3}, {"ms", 1e6},
+		     {"msec", 1e6}, {"s", 1e9},	 {"sec", 1e9}};
 	const char *u;
 	double v;
 	size_t i;
@@ -64,9 +64,8 @@ int parse_rate_bps(const char *s, uint64_t *bps)
 	static const struct {
 		const char *name;
 		double mult;
-	} units[] = { { "bit", 1 },	{ "kbit", 1e3 }, { "mbit", 1e6 }, { "gbit", 1e9 },
-		      { "tbit", 1e12 }, { "bps", 8 },	 { "kbps", 8e3 }, { "mbps", 8e6 },
-		      { "gbps", 8e9 } };
+	} units[] = {{"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12},
+		     {"bps", 8}, {"kbps", 8e3}, {"mbps", 8e6}, {"gbps", 8e9}};
 	const char *u;
 	double v;
 	size_t i;
@@ -109,8 +108,8 @@ int xdp_pass_attach(int ifindex)
 {
 	/* r0 = XDP_PASS; exit */
 	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
-		{ .code = BPF_JMP | BPF_EXIT },
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
+		{.code = BPF_JMP | BPF_EXIT},
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
 	int fd, err;
@@ -147,14 +146,15 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lhwan [run] [OPTIONS] PORT_A PORT_B   WAN emulator (lhwan run --help)\n"
 		"       lhwan probe send|recv [OPTIONS]       test traffic (lhwan probe --help)\n"
-		"       lhwan dcloss attach|stats|detach ...  host-link loss (lhwan dcloss --help)\n");
+		"       lhwan dcloss attach|stats|detach ...  host-link loss (lhwan dcloss "
+		"--help)\n");
 }
 
 int main(int argc, char **argv)
 {
 	lh_log_init("lhwan", LH_LOG_INFO);
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-			 !strcmp(argv[1], "help"))) {
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))) {
 		usage();
 		return 0;
 	}

@@ -93,12 +93,15 @@ static void probe_usage(void)
 		"  --dst IP              receiver address (send)\n"
 		"  --src IP              source address (raw send; UDP: bind to it)\n"
 		"  --port N              UDP port (default 4791)\n"
-		"  --size BYTES          frame size on the wire incl. Ethernet header (default 1024)\n"
+		"  --size BYTES          frame size on the wire incl. Ethernet header (default "
+		"1024)\n"
 		"  --count N             packets to send / expect (default 10000)\n"
-		"  --pps N | --rate RATE pace (packets/s or bits/s of frames, tc units); 0 = flat out\n"
+		"  --pps N | --rate RATE pace (packets/s or bits/s of frames, tc units); 0 = flat "
+		"out\n"
 		"  --burst N             packets per paced burst (default 16)\n"
 		"  --qpn N --psn-start N BTH destination QP and first PSN\n"
-		"  --psns LIST           explicit PSN sequence (e.g. 0-999,100-109: a retransmission)\n"
+		"  --psns LIST           explicit PSN sequence (e.g. 0-999,100-109: a "
+		"retransmission)\n"
 		"  --stream N            stream id; the receiver ignores other streams\n"
 		"  --raw --dev IF        whole frames via AF_PACKET on IF (valid ICRC)\n"
 		"  --dst-mac MAC         next hop's MAC (raw send)\n"
@@ -164,29 +167,29 @@ static int parse_probe_args(struct probe_opts *o, int argc, char **argv)
 		O_LIST_LOST,
 	};
 	static const struct option opts[] = {
-		{ "dst", required_argument, NULL, O_DST },
-		{ "src", required_argument, NULL, O_SRC },
-		{ "port", required_argument, NULL, O_PORT },
-		{ "size", required_argument, NULL, O_SIZE },
-		{ "count", required_argument, NULL, O_COUNT },
-		{ "pps", required_argument, NULL, O_PPS },
-		{ "rate", required_argument, NULL, O_RATE },
-		{ "burst", required_argument, NULL, O_BURST },
-		{ "qpn", required_argument, NULL, O_QPN },
-		{ "psn-start", required_argument, NULL, O_PSN_START },
-		{ "psns", required_argument, NULL, O_PSNS },
-		{ "stream", required_argument, NULL, O_STREAM },
-		{ "raw", no_argument, NULL, O_RAW },
-		{ "dev", required_argument, NULL, O_DEV },
-		{ "dst-mac", required_argument, NULL, O_DST_MAC },
-		{ "no-icrc", no_argument, NULL, O_NO_ICRC },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "idle", required_argument, NULL, O_IDLE },
-		{ "ready-file", required_argument, NULL, O_READY },
-		{ "list-lost", no_argument, NULL, O_LIST_LOST },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"dst", required_argument, NULL, O_DST},
+		{"src", required_argument, NULL, O_SRC},
+		{"port", required_argument, NULL, O_PORT},
+		{"size", required_argument, NULL, O_SIZE},
+		{"count", required_argument, NULL, O_COUNT},
+		{"pps", required_argument, NULL, O_PPS},
+		{"rate", required_argument, NULL, O_RATE},
+		{"burst", required_argument, NULL, O_BURST},
+		{"qpn", required_argument, NULL, O_QPN},
+		{"psn-start", required_argument, NULL, O_PSN_START},
+		{"psns", required_argument, NULL, O_PSNS},
+		{"stream", required_argument, NULL, O_STREAM},
+		{"raw", no_argument, NULL, O_RAW},
+		{"dev", required_argument, NULL, O_DEV},
+		{"dst-mac", required_argument, NULL, O_DST_MAC},
+		{"no-icrc", no_argument, NULL, O_NO_ICRC},
+		{"timeout", required_argument, NULL, O_TIMEOUT},
+		{"idle", required_argument, NULL, O_IDLE},
+		{"ready-file", required_argument, NULL, O_READY},
+		{"list-lost", no_argument, NULL, O_LIST_LOST},
+		{"pretty", no_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	uint64_t rate = 0;
 	int c, fam;
@@ -357,7 +360,7 @@ static void fill_probe(uint8_t *bth, const struct probe_opts *o, uint64_t seq, u
 
 static int open_udp_sender(const struct probe_opts *o)
 {
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss = {0};
 	socklen_t sl;
 	int fd, buf = 8 << 20;
 
@@ -430,7 +433,7 @@ static int probe_send(struct probe_opts *o)
 		}
 	}
 	if (o->raw) {
-		struct lh_pktio_opts po = { .ifname = o->dev };
+		struct lh_pktio_opts po = {.ifname = o->dev};
 		struct lh_pkt_spec spec;
 		ssize_t len;
 
@@ -454,7 +457,8 @@ static int probe_send(struct probe_opts *o)
 			goto out;
 		len = lh_pkt_build(&spec, bufs[0], sizeof(bufs[0]));
 		free((void *)spec.payload);
-		if (len < 0 || lh_pkt_parse(bufs[0], (size_t)len, true, &tmpl_parsed) != LH_STAT_ROCE) {
+		if (len < 0 ||
+		    lh_pkt_parse(bufs[0], (size_t)len, true, &tmpl_parsed) != LH_STAT_ROCE) {
 			pr_warn("cannot build the probe frame\n");
 			goto out;
 		}
@@ -491,8 +495,8 @@ static int probe_send(struct probe_opts *o)
 			next = t0 + (uint64_t)((double)seq * interval);
 			/* sleep, never spin: the emulator under test shares the CPUs */
 			if (mono_ns() < next) {
-				struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ULL),
-						       .tv_nsec = (long)(next % 1000000000ULL) };
+				struct timespec ts = {.tv_sec = (time_t)(next / 1000000000ULL),
+						      .tv_nsec = (long)(next % 1000000000ULL)};
 
 				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 			}
@@ -532,7 +536,7 @@ static int probe_send(struct probe_opts *o)
 		}
 		if (r == 0) {
 			/* a full queue: wait a little, then resend the same numbers */
-			struct timespec ts = { 0, 20000 };
+			struct timespec ts = {0, 20000};
 
 			nanosleep(&ts, NULL);
 			continue;
@@ -541,7 +545,8 @@ static int probe_send(struct probe_opts *o)
 		sent_total += (uint64_t)r;
 	}
 	printf("{\"sent\":%llu,\"seconds\":%.6f,\"size\":%zu}\n", (unsigned long long)sent_total,
-	       (double)(mono_ns() - t0) / 1e9, o->raw ? frame_len : 14 + l3_len(o->family) + 8 + pay);
+	       (double)(mono_ns() - t0) / 1e9,
+	       o->raw ? frame_len : 14 + l3_len(o->family) + 8 + pay);
 	ret = 0;
 out:
 	free(psns);
@@ -708,7 +713,7 @@ static void rx_report(struct rx_state *s, const struct probe_opts *o)
 
 static int open_udp_receiver(const struct probe_opts *o)
 {
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(o->port) };
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(o->port)};
 	int fd, one = 1, buf = 64 << 20, zero = 0;
 
 	/* one dual-stack socket takes IPv4 and IPv6 */
@@ -735,14 +740,14 @@ static int probe_recv(struct probe_opts *o)
 	struct iovec iov[PROBE_BATCH];
 	struct sockaddr_in6 from[PROBE_BATCH];
 	struct lh_frame frames[PROBE_BATCH];
-	struct rx_state s = { 0 };
+	struct rx_state s = {0};
 	struct lh_pktio *io = NULL;
 	uint64_t start, now, rx_ns;
 	int fd = -1, sink4 = -1, sink6 = -1, n, i, ret = 1;
 	FILE *f;
 
 	if (o->raw) {
-		struct lh_pktio_opts po = { .ifname = o->dev, .roce_only = true };
+		struct lh_pktio_opts po = {.ifname = o->dev, .roce_only = true};
 
 		if (!o->dev) {
 			pr_warn("--raw needs --dev\n");
@@ -782,12 +787,12 @@ static int probe_recv(struct probe_opts *o)
 
 				if (lh_pkt_parse(bufs[i], frames[i].len, true, &p) != LH_STAT_ROCE)
 					continue;
-				if (rx_account(&s, o, bufs[i] + p.bth_off, frames[i].len - p.bth_off,
-					       frames[i].len, rx_ns))
+				if (rx_account(&s, o, bufs[i] + p.bth_off,
+					       frames[i].len - p.bth_off, frames[i].len, rx_ns))
 					goto out;
 			}
 		} else {
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			struct pollfd pfd = {.fd = fd, .events = POLLIN};
 
 			n = poll(&pfd, 1, 100);
 			if (n > 0) {
@@ -830,10 +835,10 @@ static int probe_recv(struct probe_opts *o)
 			}
 		}
 		/* all there: linger a little for duplicates, not the whole idle time */
-		if (s.any && (real_ns() - s.last_ns) >
-				     (s.received >= s.count && o->idle_ns > 200000000ULL ?
-					      200000000ULL :
-					      o->idle_ns))
+		if (s.any &&
+		    (real_ns() - s.last_ns) > (s.received >= s.count && o->idle_ns > 200000000ULL
+						       ? 200000000ULL
+						       : o->idle_ns))
 			break;
 	}
 	if (!s.seen) {
@@ -859,8 +864,8 @@ out:
 
 int probe_main(int argc, char **argv)
 {
-	struct probe_opts o = { 0 };
-	struct sigaction sa = { .sa_handler = probe_on_signal };
+	struct probe_opts o = {0};
+	struct sigaction sa = {.sa_handler = probe_on_signal};
 
 	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
 		probe_usage();

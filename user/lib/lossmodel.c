@@ -147,7 +147,8 @@ static int parse_probs(char **w, int n, int max, uint32_t *out, const char *cons
 		return fail(err, errlen, "too many values after %s", names[0]);
 	for (i = 0; i < n; i++) {
 		if (lh_parse_percent(w[i], &p))
-			return fail(err, errlen, "%s: '%s' is not a percentage (write e.g. 1%% or 0.5%%)",
+			return fail(err, errlen,
+				    "%s: '%s' is not a percentage (write e.g. 1%% or 0.5%%)",
 				    names[i], w[i]);
 		out[i] = lh_prob_to_u32(p);
 	}
@@ -192,7 +193,8 @@ static int parse_psn_list(char *list, struct lh_loss_spec *spec, char *err, size
 		total += b - a + 1;
 		if (total > LH_PSN_MAX_ENTRIES) {
 			free(r);
-			return fail(err, errlen, "psn: more than %u PSNs listed", LH_PSN_MAX_ENTRIES);
+			return fail(err, errlen, "psn: more than %u PSNs listed",
+				    LH_PSN_MAX_ENTRIES);
 		}
 		nr = realloc(r, (n + 1) * sizeof(*r));
 		if (!nr) {
@@ -214,14 +216,15 @@ static int parse_psn_list(char *list, struct lh_loss_spec *spec, char *err, size
 	return 0;
 bad:
 	free(r);
-	return fail(err, errlen, "psn: bad item (want [QPN:]PSN[-PSN], QPN and PSN < 2^24, QPN * for any)");
+	return fail(err, errlen,
+		    "psn: bad item (want [QPN:]PSN[-PSN], QPN and PSN < 2^24, QPN * for any)");
 }
 
 int lh_loss_parse(const char *text, struct lh_loss_spec *spec, char *err, size_t errlen)
 {
-	static const char *const random_names[] = { "random", "correlation" };
-	static const char *const ge_names[] = { "gemodel p", "r", "1-h", "1-k" };
-	static const char *const gi_names[] = { "state p13", "p31", "p32", "p23", "p14" };
+	static const char *const random_names[] = {"random", "correlation"};
+	static const char *const ge_names[] = {"gemodel p", "r", "1-h", "1-k"};
+	static const char *const gi_names[] = {"state p13", "p31", "p32", "p23", "p14"};
 	char buf[4096], *w[MAX_WORDS];
 	uint32_t v[5];
 	uint64_t n, k;
@@ -290,7 +293,8 @@ int lh_loss_parse(const char *text, struct lh_loss_spec *spec, char *err, size_t
 		spec->gi.p14 = nw > 5 ? v[4] : 0;
 		if ((uint64_t)spec->gi.p13 + spec->gi.p14 > UINT32_MAX ||
 		    (uint64_t)spec->gi.p31 + spec->gi.p32 > UINT32_MAX)
-			return fail(err, errlen, "state: p13 + p14 and p31 + p32 must not exceed 100%%");
+			return fail(err, errlen,
+				    "state: p13 + p14 and p31 + p32 must not exceed 100%%");
 		return 0;
 	}
 	if (!strcmp(w[0], "every")) {
@@ -315,8 +319,8 @@ int lh_loss_parse(const char *text, struct lh_loss_spec *spec, char *err, size_t
 		spec->psn.times = (uint32_t)times;
 		return parse_psn_list(w[1], spec, err, errlen);
 	}
-	return fail(err, errlen, "unknown loss model '%s' (random, gemodel, state, every, psn, none)",
-		    w[0]);
+	return fail(err, errlen,
+		    "unknown loss model '%s' (random, gemodel, state, every, psn, none)", w[0]);
 }
 
 void lh_loss_spec_free(struct lh_loss_spec *spec)
@@ -377,11 +381,11 @@ void lh_loss_format(const struct lh_loss_spec *s, char *buf, size_t len)
 			const struct lh_psn_range *r = &s->psn.ranges[i];
 
 			if (r->qpn == LH_PSN_ANY_QP)
-				off += (size_t)snprintf(buf + off, len - off, "%s*:%u", i ? "," : "",
-							r->first);
+				off += (size_t)snprintf(buf + off, len - off, "%s*:%u",
+							i ? "," : "", r->first);
 			else
-				off += (size_t)snprintf(buf + off, len - off, "%s0x%x:%u", i ? "," : "",
-							r->qpn, r->first);
+				off += (size_t)snprintf(buf + off, len - off, "%s0x%x:%u",
+							i ? "," : "", r->qpn, r->first);
 			if (off < len && r->last != r->first)
 				off += (size_t)snprintf(buf + off, len - off, "-%u", r->last);
 		}
@@ -636,7 +640,8 @@ bool lh_loss_event(struct lh_loss_state *st, const struct lh_loss_pkt *pkt)
 		break;
 	case LH_LOSS_RANDOM:
 		/* as netem: 0 never drops, ~0 always */
-		drop = st->spec.random.p && st->spec.random.p >= lh_crandom_next(&st->corr, &st->prng);
+		drop = st->spec.random.p &&
+		       st->spec.random.p >= lh_crandom_next(&st->corr, &st->prng);
 		break;
 	case LH_LOSS_GEMODEL:
 		drop = loss_gemodel(st);

@@ -80,7 +80,8 @@ struct lh_loss_spec {
 		struct {
 			uint32_t p; /* good -> bad */
 			uint32_t r; /* bad -> good */
-			uint32_t h; /* transmission probability in bad state (netem keeps h, the user gives 1-h) */
+			uint32_t h; /* transmission probability in bad state (netem keeps h, the
+				       user gives 1-h) */
 			uint32_t k1; /* loss probability in good state (1-k) */
 		} ge;
 		struct {

@@ -165,7 +165,10 @@ check_model() {
 @test "DC loss at dst: ingress every 50 exact for an AF_PACKET receiver, egress random 1%" {
 	lh_topo_up two-dc --rtt 1ms --match roce --seed 22 --dcb-loss-a2b 'every 50' --dcb-loss-b2a 'random 1%'
 	r=$(COUNT=50000 LH_PROBE_RECV="--raw --dev dc --list-lost" probe_a2b)
-	jq_assert "$r" '[.lost_seqs[] | . + 1] == [range(50; 50001; 50)]'
+	# the host-link program counts every frame (no --match there): a stray frame
+	# before the probe shifts the phase, never the period
+	jq_assert "$r" '.lost == 1000 and .lost_seqs[0] < 50 and
+		([.lost_seqs as $l | range(1; $l | length) | $l[.] - $l[. - 1]] | all(. == 50))'
 	r=$(probe_b2a)
 	check_model "$r" 0.01 "$(lh_calc '1 / 0.99')"
 }

@@ -7,8 +7,7 @@
  * observes and never changes traffic.
  */
 #include "lib/common.h"
-#include "lib/parse.h"
-#include "lib/stats.h"
+#include "lib/xdp_entry.h"
 #include "lib/icrc.h"
 
 /* Set by the loader before load: recompute every RoCEv2 ICRC (costs ~1 ns/byte) */
@@ -34,20 +33,10 @@ int lh_gateway(struct xdp_md *ctx)
 	struct lh_stats *st = lh_stats_get();
 	struct lh_pkt_meta m = {};
 	struct hdr_cursor c;
-	enum lh_stat r;
 
-	cursor_init(&c, (void *)(long)ctx->data, (void *)(long)ctx->data_end,
-		    bpf_xdp_get_buff_len(ctx));
-	lh_count(st, LH_STAT_RX);
-	r = lh_parse_packet(&c, &m);
-	lh_count(st, r);
-	if (r == LH_STAT_ROCE) {
-		lh_count_opcode(m.bth->opcode);
-		if (lh_verify_icrc)
-			gateway_check_icrc(ctx, &m, st);
-	}
-	lh_count(st, LH_STAT_PASS);
-	return XDP_PASS;
+	if (lh_xdp_parse(ctx, &c, &m, st) == LH_STAT_ROCE && lh_verify_icrc)
+		gateway_check_icrc(ctx, &m, st);
+	return lh_xdp_verdict(st, XDP_PASS);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -41,7 +41,48 @@
 	X(PARSE_TRUNC_ROCE, parse_trunc_roce, "too short for its extension headers, pad and ICRC")  \
 	X(ICRC_OK, icrc_ok, "ICRC verified and right (when verification is on)")              \
 	X(ICRC_BAD, icrc_bad, "ICRC verified and wrong: a NIC would drop it (still passed)")   \
-	X(ICRC_ERROR, icrc_error, "ICRC could not be computed (headers too long, jumbo)")
+	X(ICRC_ERROR, icrc_error, "ICRC could not be computed (headers too long, jumbo)") \
+	X(DROP, drop, "packets longhaul dropped on purpose (held, filtered, absorbed)") \
+	X(NOT_HANDLED, not_handled, "RoCEv2 the data path does not act on (READ, atomics, UD): passed") \
+	X(QP_TABLE_FULL, qp_table_full, "new QP but lh_qp is full: passed unchanged") \
+	X(ACK_UNPAIRED, ack_unpaired, "ACK/NAK of a QP not yet paired with its data direction") \
+	X(NAK_BUILD_FAIL, nak_build_fail, "a NAK could not be built in place: packet passed") \
+	X(DEPOT_NEW_QP, depot_new_qp, "Depot: QP learned from data arriving from the WAN") \
+	X(DEPOT_IN_ORDER, depot_in_order, "Depot: in-order packet delivered, copy kept for backup") \
+	X(DEPOT_HELD, depot_held, "Depot: out-of-order packet held in the reorder pool") \
+	X(DEPOT_NACK, depot_nack, "Depot: Depot-NACK sent for a new gap") \
+	X(DEPOT_NACK_LONG, depot_nack_long, "Depot: gap longer than one Depot-NACK: agent sends the rest") \
+	X(DEPOT_DUP_DELIVERED, depot_dup_delivered, "Depot: retransmission of a delivered PSN: passed") \
+	X(DEPOT_DUP_HELD, depot_dup_held, "Depot: retransmission of a held PSN: dropped") \
+	X(DEPOT_WINDOW, depot_window, "Depot: PSN beyond the ring window: passed unchanged") \
+	X(DEPOT_RING_BUSY, depot_ring_busy, "Depot: ring position still holds an unacked PSN: passed") \
+	X(DEPOT_UNPAIRED, depot_unpaired, "Depot: out of order before pairing (no NACK possible): passed") \
+	X(DEPOT_NO_RING, depot_no_ring, "Depot: QP without a ring (all in use): passed unchanged") \
+	X(DEPOT_TOO_BIG, depot_too_big, "Depot: packet larger than a pool slot: passed unchanged") \
+	X(POOL_EMPTY, pool_empty, "Depot: no free pool slot: passed unchanged") \
+	X(DEPOT_NO_BACKUP, depot_no_backup, "Depot: in-order packet delivered without a backup copy") \
+	X(DEPOT_RELEASED, depot_released, "Depot: held packets released in PSN order") \
+	X(DEPOT_RELEASE_RUNS, depot_release_runs, "Depot: release runs triggered by a gap filler") \
+	X(DEPOT_RELEASE_MORE, depot_release_more, "Depot: run longer than a burst: agent continues it") \
+	X(DEPOT_ACK, depot_ack, "Depot: ACK from the receiving NIC seen") \
+	X(DEPOT_BACKUP_FREED, depot_backup_freed, "Depot: backup copies freed by the NIC's ACKs") \
+	X(DEPOT_NAK_LOCAL, depot_nak_local, "Depot: NIC NAK answered from the backup pool") \
+	X(DEPOT_REPLAYED, depot_replayed, "Depot: packets re-sent from the backup pool") \
+	X(DEPOT_NAK_FORWARDED, depot_nak_forwarded, "Depot: NIC NAK the pool cannot answer: forwarded") \
+	X(EMIT_FAIL, emit_fail, "Depot: a release or replay could not be emitted") \
+	X(SENTRY_NEW_QP, sentry_new_qp, "Sentry: QP learned from data arriving from the DC") \
+	X(SENTRY_IN_ORDER, sentry_in_order, "Sentry: new in-order packet passed") \
+	X(SENTRY_NACK, sentry_nack, "Sentry: Sentry-NACK for a gap inside the sender DC") \
+	X(SENTRY_GAP_DROP, sentry_gap_drop, "Sentry: out-of-order packet after a Sentry-NACK: dropped") \
+	X(SENTRY_UNPAIRED, sentry_unpaired, "Sentry: gap before pairing (no NACK possible): passed") \
+	X(SENTRY_RETX_PASS, sentry_retx_pass, "Sentry: retransmission outside an episode: passed") \
+	X(SENTRY_SR_PASS, sentry_sr_pass, "Sentry: retransmission of a missing PSN: passed") \
+	X(SENTRY_SR_DROP, sentry_sr_drop, "Sentry: retransmission the Depot holds: dropped") \
+	X(SENTRY_DNACK_FORWARD, sentry_dnack_forward, "Sentry: Depot-NACK turned into the NIC's NAK") \
+	X(SENTRY_DNACK_ABSORB, sentry_dnack_absorb, "Sentry: Depot-NACK recorded, NIC already rewinding") \
+	X(SENTRY_DNACK_OVERFLOW, sentry_dnack_overflow, "Sentry: missing PSN beyond the filter window: filter off") \
+	X(SENTRY_EPISODE_END, sentry_episode_end, "Sentry: recovery episode ended (replay caught up or ACKed)") \
+	X(SENTRY_EPISODE_CANCEL, sentry_episode_cancel, "Sentry: plain NAK from the far NIC: filtering stopped")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

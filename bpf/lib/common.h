@@ -7,6 +7,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#ifndef READ_ONCE
+#define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
+#endif
+
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define lh_le32_to_cpu(x) (x)
 #else

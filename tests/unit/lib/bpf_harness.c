@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -26,8 +28,13 @@ struct counter_map {
 	bool percpu;
 };
 
+#define MAX_OBJS 8
+
 struct lh_harness {
 	struct bpf_object *obj;
+	struct bpf_object *objs[MAX_OBJS];
+	int nr_objs;
+	char pin_dir[128];
 	int nr_maps;
 	struct counter_map maps[MAX_COUNTER_MAPS];
 	int ncpus;
@@ -156,10 +163,132 @@ fail:
 
 void lh_harness_close(struct lh_harness *h)
 {
+	int i;
+
 	if (!h)
 		return;
-	bpf_object__close(h->obj);
+	for (i = 0; i < h->nr_objs; i++) {
+		if (h->pin_dir[0])
+			bpf_object__unpin_maps(h->objs[i], NULL);
+		bpf_object__close(h->objs[i]);
+	}
+	if (!h->nr_objs)
+		bpf_object__close(h->obj);
+	if (h->pin_dir[0])
+		rmdir(h->pin_dir);
 	free(h);
+}
+
+struct lh_harness *lh_harness_open_set(const char *const *names, int n, lh_harness_setup_fn setup,
+				       void *ctx)
+{
+	struct lh_harness *h = calloc(1, sizeof(*h));
+	struct bpf_map *map;
+	char path[512], msg[128];
+	int i, err;
+
+	if (!h || n > MAX_OBJS) {
+		free(h);
+		return NULL;
+	}
+	mkdir("/sys/fs/bpf/longhaul-test", 0700);
+	snprintf(h->pin_dir, sizeof(h->pin_dir), "/sys/fs/bpf/longhaul-test/unit-%d", getpid());
+	if (mkdir(h->pin_dir, 0700) && errno != EEXIST) {
+		tap_diag("mkdir %s: %s (bpffs mounted?)", h->pin_dir, strerror(errno));
+		free(h);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = h->pin_dir);
+		struct bpf_object *obj;
+
+		snprintf(path, sizeof(path), "%s/bpf/%s.bpf.o", LH_BUILD_DIR, names[i]);
+		obj = bpf_object__open_file(path, &opts);
+		if (!obj) {
+			tap_diag("open %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		h->objs[h->nr_objs++] = obj;
+		if (setup && (err = setup(obj, ctx))) {
+			tap_diag("setup of %s failed: %d", names[i], err);
+			goto fail;
+		}
+		err = bpf_object__load(obj);
+		if (err) {
+			libbpf_strerror(err, msg, sizeof(msg));
+			tap_diag("load %s: %s", path, msg);
+			goto fail;
+		}
+	}
+	h->obj = h->objs[0];
+	h->ncpus = libbpf_num_possible_cpus();
+	bpf_object__for_each_map(map, h->obj)
+		discover_counter_map(h, map);
+	return h;
+fail:
+	lh_harness_close(h);
+	return NULL;
+}
+
+int lh_harness_map_fd(struct lh_harness *h, const char *name)
+{
+	int i, n = h->nr_objs ? h->nr_objs : 1;
+
+	for (i = 0; i < n; i++) {
+		struct bpf_object *o = h->nr_objs ? h->objs[i] : h->obj;
+		struct bpf_map *m = bpf_object__find_map_by_name(o, name);
+
+		if (m)
+			return bpf_map__fd(m);
+	}
+	return -ENOENT;
+}
+
+int lh_harness_fill_queue(struct lh_harness *h, const char *map, uint32_t n)
+{
+	int fd = lh_harness_map_fd(h, map);
+	uint32_t i;
+
+	if (fd < 0)
+		return fd;
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, NULL, &i, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+static struct bpf_program *find_prog(struct lh_harness *h, const char *prog)
+{
+	int i, n = h->nr_objs ? h->nr_objs : 1;
+
+	for (i = 0; i < n; i++) {
+		struct bpf_object *o = h->nr_objs ? h->objs[i] : h->obj;
+		struct bpf_program *p = bpf_object__find_program_by_name(o, prog);
+
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+int lh_harness_run_tc(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
+		      uint32_t ifindex, uint32_t *verdict, void *out, size_t *out_len)
+{
+	struct bpf_program *p = find_prog(h, prog);
+	struct __sk_buff skb = { .ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (uint32_t)in_len,
+		    .data_out = out, .data_size_out = (uint32_t)*out_len, .repeat = 1,
+		    .ctx_in = &skb, .ctx_size_in = sizeof(skb));
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	err = bpf_prog_test_run_opts(bpf_program__fd(p), &opts);
+	if (err)
+		return -errno;
+	*verdict = opts.retval;
+	*out_len = opts.data_size_out;
+	return 0;
 }
 
 struct bpf_object *lh_harness_obj(struct lh_harness *h)
@@ -167,10 +296,12 @@ struct bpf_object *lh_harness_obj(struct lh_harness *h)
 	return h->obj;
 }
 
+static struct bpf_program *find_prog(struct lh_harness *h, const char *prog);
+
 int lh_harness_run(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
 		   uint32_t *verdict, void *out, size_t *out_len)
 {
-	struct bpf_program *p = bpf_object__find_program_by_name(h->obj, prog);
+	struct bpf_program *p = find_prog(h, prog);
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (uint32_t)in_len,
 		    .data_out = out, .data_size_out = (uint32_t)*out_len, .repeat = 1);
 	int err;

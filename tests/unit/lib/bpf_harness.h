@@ -43,8 +43,24 @@ typedef int (*lh_harness_setup_fn)(struct bpf_object *obj, void *ctx);
  * (already reported as a TAP diagnostic).
  */
 struct lh_harness *lh_harness_open(const char *name, lh_harness_setup_fn setup, void *ctx);
+/*
+ * Open several objects that share their pinned maps, as longhauld does: each
+ * is opened with the same pin directory (a fresh one under /sys/fs/bpf,
+ * removed by lh_harness_close). setup runs for every object before its load.
+ */
+struct lh_harness *lh_harness_open_set(const char *const *names, int n, lh_harness_setup_fn setup,
+				       void *ctx);
 void lh_harness_close(struct lh_harness *h);
+/* fd of a map by name (any object of the set) */
+int lh_harness_map_fd(struct lh_harness *h, const char *map);
+/* push 0..n-1 into a queue map (the agent's free lists) */
+int lh_harness_fill_queue(struct lh_harness *h, const char *map, uint32_t n);
+/* The first object (of a set: the first one opened) */
 struct bpf_object *lh_harness_obj(struct lh_harness *h);
+
+/* Run a TC program: skb->ifindex set to ifindex (0: none) */
+int lh_harness_run_tc(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
+		      uint32_t ifindex, uint32_t *verdict, void *out, size_t *out_len);
 
 /* Run one packet through program 'prog'; returns 0 and the verdict/output */
 int lh_harness_run(struct lh_harness *h, const char *prog, const void *in, size_t in_len,

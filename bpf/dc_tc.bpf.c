@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * TC (tcx) on a gateway's DC interface, the Depot's emitting half:
+ *  - lh_dc_in (ingress): ACKs and NAKs of local receiving NICs: free backup
+ *    copies, answer NAKs from the backup pool;
+ *  - lh_dc_out (egress): after the packet that fills a gap, release the held
+ *    run in PSN order;
+ *  - lh_dc_kick: run by the agent with BPF_PROG_TEST_RUN to continue a
+ *    release or replay longer than one burst (the frame names the QP: a data
+ *    packet releases, a NAK replays from its PSN).
+ */
+#include "lib/common.h"
+#include "lib/depot_tc.h"
+
+SEC("tcx/ingress")
+int lh_dc_in(struct __sk_buff *skb)
+{
+	struct lh_stats *st = lh_stats_get();
+	struct lh_config *cfg = lh_config_get();
+	struct lh_parsed p;
+
+	if (!cfg || !(cfg->flags & LH_CFG_DEPOT))
+		return TC_ACT_OK;
+	if (lh_parse_skb(skb, &p) != LH_STAT_ROCE || !lh_is_rc_ack(&p))
+		return TC_ACT_OK;
+	return depot_tc_ack(skb, &p, cfg, st);
+}
+
+/* The filler of a gap on its way to the NIC: send it, then the held run, in order */
+SEC("tcx/egress")
+int lh_dc_out(struct __sk_buff *skb)
+{
+	struct lh_stats *st = lh_stats_get();
+	struct lh_config *cfg = lh_config_get();
+	struct lh_qp_key key;
+	struct lh_parsed p;
+	struct lh_ring *ring;
+	struct lh_qp *qp;
+	__u32 ring_idx;
+	bool filler;
+
+	if (!cfg || !(cfg->flags & LH_CFG_DEPOT))
+		return TC_ACT_OK;
+	if (lh_parse_skb(skb, &p) != LH_STAT_ROCE || !lh_is_rc_data(&p))
+		return TC_ACT_OK;
+	lh_key_of(&key, &p);
+	qp = bpf_map_lookup_elem(&lh_qp, &key);
+	if (!qp || !(qp->flags & LH_QPF_RELEASING))
+		return TC_ACT_OK;
+	ring_idx = qp->ring;
+	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
+	if (!ring)
+		return TC_ACT_OK;
+	bpf_spin_lock(&qp->lock);
+	filler = (qp->flags & LH_QPF_RELEASING) && qp->d_release_after == p.psn;
+	bpf_spin_unlock(&qp->lock);
+	if (!filler)
+		return TC_ACT_OK; /* released packets come by here again */
+	lh_count(st, LH_STAT_DEPOT_RELEASE_RUNS);
+	if (bpf_clone_redirect(skb, skb->ifindex, 0)) {
+		lh_count(st, LH_STAT_EMIT_FAIL);
+		return TC_ACT_OK; /* the filler goes as is; the run follows on the agent's kick */
+	}
+	depot_release_run(skb, qp, ring, p.l3_off, skb->ifindex, &key, st);
+	return TC_ACT_SHOT; /* the original: its clone went first */
+}
+
+SEC("tc")
+int lh_dc_kick(struct __sk_buff *skb)
+{
+	struct lh_stats *st = lh_stats_get();
+	struct lh_config *cfg = lh_config_get();
+	struct lh_qp_key key, dk;
+	struct lh_parsed p;
+	struct lh_ring *ring;
+	struct lh_qp *qp;
+	__u32 ring_idx;
+
+	if (!cfg || lh_parse_skb(skb, &p) != LH_STAT_ROCE)
+		return TC_ACT_SHOT;
+	lh_key_of(&key, &p);
+	if (lh_is_rc_ack(&p)) {
+		struct lh_qp_key *dkey = bpf_map_lookup_elem(&lh_ack, &key);
+
+		if (!dkey)
+			return TC_ACT_SHOT;
+		dk = *dkey;
+	} else {
+		dk = key;
+	}
+	qp = bpf_map_lookup_elem(&lh_qp, &dk);
+	if (!qp || !(qp->flags & LH_QPF_DEPOT))
+		return TC_ACT_SHOT;
+	ring_idx = qp->ring;
+	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
+	if (!ring)
+		return TC_ACT_SHOT;
+	if (lh_is_rc_ack(&p))
+		depot_replay(skb, qp, ring, p.psn, p.l3_off, cfg->dc_ifindex, &dk, st);
+	else
+		depot_release_run(skb, qp, ring, p.l3_off, cfg->dc_ifindex, &dk, st);
+	return TC_ACT_SHOT;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

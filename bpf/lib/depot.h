@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Depot, the receiver-side half of LR2 (docs/design.md), for data arriving
+ * from the WAN (XDP on the WAN interface):
+ *  - in order (PSN == ePSN): delivered, a copy kept in the pool as backup;
+ *  - out of order (PSN > ePSN): held in the pool, the NIC never sees the gap;
+ *    a new gap [ePSN_D, PSN) turns this packet into a Depot-NACK;
+ *  - a packet that fills the gap is delivered and marks the QP "releasing":
+ *    the DC egress TC program emits the held run after it (dc_tc.bpf.c).
+ * Whatever the Depot cannot handle (unknown or unpaired QP, pool or ring
+ * full, oversize) passes unchanged and is counted: the NICs' go-back-N
+ * recovers it.
+ */
+#ifndef LH_BPF_DEPOT_H
+#define LH_BPF_DEPOT_H
+
+#include "nak.h"
+#include "qp.h"
+
+enum depot_action {
+	DEPOT_DELIVER,
+	DEPOT_HOLD,
+	DEPOT_HOLD_NACK,
+	DEPOT_DUP_DELIVERED,
+	DEPOT_DUP_HELD,
+	DEPOT_RING_BUSY,
+	DEPOT_NO_SLOT,
+};
+
+/* Give a slot back to the free queue */
+static __always_inline void depot_slot_free(__u32 idx)
+{
+	if (idx != LH_NO_SLOT)
+		bpf_map_push_elem(&lh_pool_free, &idx, 0);
+}
+
+/* Copy the packet's L3 bytes into a free slot; returns the slot index or LH_NO_SLOT */
+static __always_inline __u32 depot_store(struct xdp_md *ctx, const struct lh_parsed *p,
+					 __u32 ring, struct lh_stats *st)
+{
+	__u32 idx = LH_NO_SLOT, len = (__u32)p->l4_off + p->udp_len - p->l3_off;
+	struct lh_slot *slot;
+
+	if (len > LH_SLOT_DATA) {
+		lh_count(st, LH_STAT_DEPOT_TOO_BIG);
+		return LH_NO_SLOT;
+	}
+	/* two separate tests: clang would fold them into one the verifier cannot use */
+	barrier_var(len);
+	if (len == 0)
+		return LH_NO_SLOT;
+	if (bpf_map_pop_elem(&lh_pool_free, &idx)) {
+		lh_count(st, LH_STAT_POOL_EMPTY);
+		return LH_NO_SLOT;
+	}
+	slot = bpf_map_lookup_elem(&lh_pool, &idx);
+	if (!slot || bpf_xdp_load_bytes(ctx, p->l3_off, slot->data, len)) {
+		depot_slot_free(idx);
+		return LH_NO_SLOT;
+	}
+	slot->psn = p->psn;
+	slot->ring = ring;
+	slot->len = len;
+	return idx;
+}
+
+static __always_inline int depot_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p,
+					  struct lh_stats *st)
+{
+	__u32 psn = p->psn, idx, gap_start = 0, gap_len = 0, ring_idx;
+	enum depot_action act;
+	struct lh_ring_ent *e, *nx;
+	struct lh_qp_key key;
+	struct lh_ring *ring;
+	struct lh_qp *qp;
+	__u64 now;
+	__s32 d;
+
+	lh_key_of(&key, p);
+	qp = bpf_map_lookup_elem(&lh_qp, &key);
+	if (!qp) {
+		if (lh_qp_learn(p, LH_QPF_DEPOT))
+			return XDP_PASS;
+		qp = bpf_map_lookup_elem(&lh_qp, &key);
+		if (!qp)
+			return XDP_PASS;
+	}
+	if (!(qp->flags & LH_QPF_DEPOT))
+		return XDP_PASS; /* a QP this gateway is the Sentry of, looping back: leave it */
+	ring_idx = qp->ring;
+	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
+	if (!ring || (qp->flags & LH_QPF_NO_RING)) {
+		lh_count(st, LH_STAT_DEPOT_NO_RING);
+		return XDP_PASS;
+	}
+	/* a first look without the lock decides whether a copy is worth making */
+	d = psn_diff(psn, READ_ONCE(qp->d_deliv));
+	if (d < 0) {
+		lh_count(st, LH_STAT_DEPOT_DUP_DELIVERED);
+		return XDP_PASS;
+	}
+	if (d >= LH_RING_SIZE) {
+		lh_count(st, LH_STAT_DEPOT_WINDOW);
+		return XDP_PASS;
+	}
+	if (d > 0 && !(qp->flags & LH_QPF_PAIRED)) {
+		lh_count(st, LH_STAT_DEPOT_UNPAIRED);
+		return XDP_PASS;
+	}
+	idx = depot_store(ctx, p, ring_idx, st);
+	if (idx == LH_NO_SLOT && d > 0)
+		return XDP_PASS; /* fail open: out of order goes to the NIC, its go-back-N recovers */
+	now = bpf_ktime_get_ns();
+	e = &ring->ent[psn & LH_RING_MASK];
+	nx = &ring->ent[(psn + 1) & LH_RING_MASK];
+
+	bpf_spin_lock(&qp->lock);
+	d = psn_diff(psn, qp->d_deliv);
+	if (d < 0) {
+		act = DEPOT_DUP_DELIVERED;
+	} else if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE) {
+		act = LH_TAG_PSN(e->tag) == psn ? DEPOT_DUP_HELD : DEPOT_RING_BUSY;
+	} else if (d == 0 && !(qp->flags & LH_QPF_RELEASING)) {
+		if (idx != LH_NO_SLOT) {
+			e->slot = idx;
+			e->tag = LH_TAG(LH_SLOT_BACKUP, psn);
+		}
+		qp->d_deliv = psn_add(psn, 1);
+		if (psn_diff(qp->d_deliv, qp->d_high) > 0)
+			qp->d_high = qp->d_deliv;
+		qp->last_progress_ns = now;
+		if (nx->tag == LH_TAG(LH_SLOT_HELD, qp->d_deliv) && nx->slot != LH_NO_SLOT) {
+			qp->flags |= LH_QPF_RELEASING;
+			qp->d_release_after = psn;
+		}
+		act = DEPOT_DELIVER;
+	} else if (idx == LH_NO_SLOT) {
+		act = DEPOT_NO_SLOT; /* in order while a run is released, and no slot to hold it */
+	} else {
+		e->slot = idx;
+		e->tag = LH_TAG(LH_SLOT_HELD, psn);
+		act = DEPOT_HOLD;
+		if (psn_diff(psn, qp->d_high) > 0) {
+			gap_start = qp->d_high;
+			gap_len = psn_diff(psn, qp->d_high);
+			act = DEPOT_HOLD_NACK;
+		}
+		if (psn_diff(psn, qp->d_high) >= 0)
+			qp->d_high = psn_add(psn, 1);
+	}
+	qp->last_rx_ns = now;
+	bpf_spin_unlock(&qp->lock);
+
+	switch (act) {
+	case DEPOT_DELIVER:
+		lh_count(st, idx == LH_NO_SLOT ? LH_STAT_DEPOT_NO_BACKUP : LH_STAT_DEPOT_IN_ORDER);
+		return XDP_PASS;
+	case DEPOT_NO_SLOT:
+		return XDP_PASS;
+	case DEPOT_HOLD:
+		lh_count(st, LH_STAT_DEPOT_HELD);
+		lh_count(st, LH_STAT_DROP);
+		return XDP_DROP;
+	case DEPOT_HOLD_NACK:
+		lh_count(st, LH_STAT_DEPOT_HELD);
+		if (gap_len > LH_DNACK_MAX_RANGE) {
+			/* the agent reports the rest of the gap */
+			lh_count(st, LH_STAT_DEPOT_NACK_LONG);
+			lh_event(LH_EV_NACK_MORE, &key, psn_add(gap_start, LH_DNACK_MAX_RANGE),
+				 gap_len - LH_DNACK_MAX_RANGE);
+			gap_len = LH_DNACK_MAX_RANGE;
+		}
+		if (lh_xdp_make_nak(ctx, p, qp->peer_qpn, gap_start, qp->msn,
+				    LH_DNACK_MARK | ((gap_len - 1) & LH_DNACK_LEN_MASK))) {
+			lh_count(st, LH_STAT_NAK_BUILD_FAIL);
+			lh_count(st, LH_STAT_DROP);
+			return XDP_DROP; /* held all the same; the agent's timer NACKs */
+		}
+		qp->last_nack_ns = now;
+		lh_count(st, LH_STAT_DEPOT_NACK);
+		return XDP_PASS; /* the kernel routes the NACK back over the WAN */
+	case DEPOT_DUP_HELD:
+		depot_slot_free(idx);
+		lh_count(st, LH_STAT_DEPOT_DUP_HELD);
+		lh_count(st, LH_STAT_DROP);
+		return XDP_DROP;
+	case DEPOT_RING_BUSY:
+		depot_slot_free(idx);
+		lh_count(st, LH_STAT_DEPOT_RING_BUSY);
+		return XDP_PASS;
+	default:
+		depot_slot_free(idx);
+		lh_count(st, LH_STAT_DEPOT_DUP_DELIVERED);
+		return XDP_PASS;
+	}
+}
+
+#endif /* LH_BPF_DEPOT_H */

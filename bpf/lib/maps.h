@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The maps the LR2 data path shares. Every object that includes this header
+ * declares them with LIBBPF_PIN_BY_NAME: the agent opens all objects with the
+ * same pin directory, so they share one instance of each (docs/maps.md).
+ * Sizes marked "agent" are set by longhauld before load from its config.
+ */
+#ifndef LH_BPF_MAPS_H
+#define LH_BPF_MAPS_H
+
+#include "lh_maps.h"
+
+/* Gateway configuration, one entry, written by longhauld */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lh_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_config SEC(".maps");
+
+/* Per-QP state by data direction; created by the XDP programs, read by all and the agent */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096); /* agent */
+	__type(key, struct lh_qp_key);
+	__type(value, struct lh_qp);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_qp SEC(".maps");
+
+/* ACK direction -> data key, written by the agent when it pairs a QP */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096); /* agent */
+	__type(key, struct lh_ack_key);
+	__type(value, struct lh_qp_key);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_ack SEC(".maps");
+
+/* Depot QPs' PSN windows (struct lh_ring), one per QP that holds packets */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024); /* agent */
+	__type(key, __u32);
+	__type(value, struct lh_ring);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_ring SEC(".maps");
+
+/* Free ring indexes: popped when a Depot QP is learned, pushed back by the agent's GC */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1024); /* agent: as lh_ring */
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_ring_free SEC(".maps");
+
+/* The packet pool: reorder (held) and backup (delivered, not yet acked) slots */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096); /* agent: sized from rate x RTT */
+	__type(key, __u32);
+	__type(value, struct lh_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_pool SEC(".maps");
+
+/* Free pool slots: popped to store a packet, pushed when the NIC acks it */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 4096); /* agent: as lh_pool */
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_pool_free SEC(".maps");
+
+/* Events the agent acts on (struct lh_event) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_events SEC(".maps");
+
+static __always_inline struct lh_config *lh_config_get(void)
+{
+	__u32 key = 0;
+
+	return bpf_map_lookup_elem(&lh_config, &key);
+}
+
+#endif /* LH_BPF_MAPS_H */

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * QP keys from parsed packets, QP learning, and events to the agent.
+ * Addresses are kept as IPv6, IPv4 mapped, so one key serves both families.
+ */
+#ifndef LH_BPF_QP_H
+#define LH_BPF_QP_H
+
+#include "maps.h"
+#include "parsed.h"
+#include "stats.h"
+
+/*
+ * Key of the packet's own direction: source, destination, destination QPN.
+ * For data it is the QP's key; for an ACK it is the lh_ack key.
+ */
+static __always_inline void lh_key_of(struct lh_qp_key *k, const struct lh_parsed *p)
+{
+	__builtin_memcpy(k->saddr, p->saddr, 16);
+	__builtin_memcpy(k->daddr, p->daddr, 16);
+	k->dqpn = p->qpn;
+}
+
+static __always_inline void lh_event(__u32 type, const struct lh_qp_key *k, __u32 psn, __u32 flags)
+{
+	struct lh_event *e = bpf_ringbuf_reserve(&lh_events, sizeof(*e), 0);
+
+	if (!e)
+		return; /* the agent is behind: it rescans the maps on its timer */
+	e->type = type;
+	e->psn = psn;
+	e->dqpn = k->dqpn;
+	e->flags = flags;
+	__builtin_memcpy(e->saddr, k->saddr, 16);
+	__builtin_memcpy(e->daddr, k->daddr, 16);
+	e->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Data QP of an ACK/NAK (the packet's own key is the ACK direction), or NULL */
+static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
+						  struct lh_qp_key *ack_key)
+{
+	struct lh_qp_key *dkey;
+
+	lh_key_of(ack_key, p);
+	dkey = bpf_map_lookup_elem(&lh_ack, ack_key);
+	if (!dkey)
+		return NULL;
+	return bpf_map_lookup_elem(&lh_qp, dkey);
+}
+
+/*
+ * Learn a QP from its first data packet, as Depot (data from the WAN) or
+ * Sentry (data from the DC). BPF_NOEXIST: when two CPUs race, one entry wins
+ * and both use it. A global function: its struct lh_qp lives on its own
+ * stack, not on the caller's (the verifier adds up the stack of a call chain).
+ * Returns 0 when the QP exists afterwards.
+ */
+__noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
+{
+	struct lh_stats *st = lh_stats_get();
+	struct lh_qp init = {};
+	struct lh_qp_key k;
+	__u32 ring = LH_NO_SLOT;
+	long err;
+
+	if (!p)
+		return -1;
+	lh_key_of(&k, p);
+	init.flags = role | (p->ipv6 ? LH_QPF_IPV6 : 0);
+	init.pkey = p->pkey;
+	init.sport = p->sport;
+	init.last_rx_ns = bpf_ktime_get_ns();
+	init.last_progress_ns = init.last_rx_ns;
+	if (role == LH_QPF_DEPOT) {
+		if (bpf_map_pop_elem(&lh_ring_free, &ring)) {
+			init.flags |= LH_QPF_NO_RING;
+			ring = LH_NO_SLOT;
+		}
+		/* the first packet seen is taken as in order: a loss before it is the NIC's */
+		init.d_deliv = p->psn;
+		init.d_high = p->psn;
+		init.d_acked = p->psn;
+		__builtin_memcpy(init.wan_peer_mac, p->smac, 6);
+		__builtin_memcpy(init.wan_mac, p->dmac, 6);
+		lh_count(st, LH_STAT_DEPOT_NEW_QP);
+	} else {
+		init.s_next = psn_add(p->psn, 1);
+		init.s_base = p->psn;
+		lh_count(st, LH_STAT_SENTRY_NEW_QP);
+	}
+	init.ring = ring;
+	err = bpf_map_update_elem(&lh_qp, &k, &init, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST */) {
+		if (ring != LH_NO_SLOT)
+			bpf_map_push_elem(&lh_ring_free, &ring, 0);
+		lh_count(st, LH_STAT_QP_TABLE_FULL);
+		return -1;
+	}
+	if (err) {
+		if (ring != LH_NO_SLOT)
+			bpf_map_push_elem(&lh_ring_free, &ring, 0); /* the other CPU's entry won */
+	} else {
+		lh_event(LH_EV_QP_NEW, &k, p->psn, init.flags);
+	}
+	return 0;
+}
+
+#endif /* LH_BPF_QP_H */

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * XDP on a gateway's WAN interface: what arrives from the long haul.
+ * Data (RC SEND / RDMA WRITE) is for the Depot of this gateway; ACKs, NAKs
+ * and Depot-NACKs travelling back to a local requester are for its Sentry.
+ * Everything else passes.
+ */
+#include "lib/common.h"
+#include "lib/depot.h"
+#include "lib/sentry.h"
+
+SEC("xdp.frags")
+int lh_wan_xdp(struct xdp_md *ctx)
+{
+	struct lh_stats *st = lh_stats_get();
+	struct lh_config *cfg = lh_config_get();
+	struct lh_parsed p;
+	int verdict = XDP_PASS;
+
+	if (lh_parse_xdp(ctx, &p) != LH_STAT_ROCE || !cfg)
+		;
+	else if ((cfg->flags & LH_CFG_DEPOT) && lh_is_rc_data(&p))
+		verdict = depot_xdp_data(ctx, &p, st);
+	else if ((cfg->flags & LH_CFG_SENTRY) && lh_is_rc_ack(&p))
+		verdict = sentry_xdp_ack(ctx, &p, st);
+	else
+		lh_count(st, LH_STAT_NOT_HANDLED);
+	if (verdict == XDP_PASS)
+		lh_count(st, LH_STAT_PASS);
+	return verdict;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Keys and values of the maps the LR2 data path shares between its BPF
+ * programs and the agent (docs/maps.md says who writes and reads each), the
+ * gateway configuration, the ring-buffer events, and the marks longhaul puts
+ * on the wire (docs/protocol.md).
+ */
+#ifndef LH_MAPS_H
+#define LH_MAPS_H
+
+#include "lh_types.h"
+#ifndef __VMLINUX_H__
+#include <linux/bpf.h> /* struct bpf_spin_lock */
+#endif
+
+/* ---- sizes fixed at compile time ---- */
+
+/* PSN window a QP can have in flight at a gateway: rxe allows 128 unacked PSNs */
+#define LH_RING_SIZE 256
+#define LH_RING_MASK (LH_RING_SIZE - 1)
+/* One pool slot holds an L3 packet: IP header, UDP, BTH, ext headers, 4096 payload, ICRC */
+#define LH_SLOT_DATA 4224
+/* Packets a release or replay emits per trigger; the agent continues longer runs */
+#define LH_BURST 64
+#define LH_NO_SLOT 0xffffffffU
+
+/* ---- Depot-NACK mark (docs/protocol.md) ----
+ * A Depot-NACK is a complete, valid RoCEv2 NAK (AETH syndrome 0x60) from the
+ * receiver to the sender, so a NIC without a Sentry in front of it rewinds as
+ * for its peer's own NAK. What makes it a Depot-NACK lives only in the six
+ * reserved bits of BTH byte 4, which the ICRC does not cover:
+ *   bit 5 (0x20)       set: this NAK comes from a Depot
+ *   bits 0-4 (0x1f)    number of missing PSNs starting at the BTH PSN, minus 1
+ * FECN and BECN (0xc0) keep their meaning.
+ */
+#define LH_DNACK_MARK 0x20
+#define LH_DNACK_LEN_MASK 0x1f
+#define LH_DNACK_MAX_RANGE 32
+
+/* ---- flow key: the data direction of an RC connection ----
+ * Addresses as IPv6, IPv4 mapped (::ffff:a.b.c.d). dqpn is the QPN the data
+ * packets carry, i.e. the responder's QP.
+ */
+struct lh_qp_key {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u32 dqpn;
+};
+_Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
+
+/* lh_qp flags */
+#define LH_QPF_PAIRED 0x01 /* peer_qpn (the requester's QPN) is known */
+#define LH_QPF_IPV6 0x02
+#define LH_QPF_DEPOT 0x04 /* data arrives from the WAN: this gateway is its Depot */
+#define LH_QPF_SENTRY 0x08 /* data arrives from the DC: this gateway is its Sentry */
+#define LH_QPF_RELEASING 0x10 /* Depot: a release run is being emitted */
+#define LH_QPF_EPISODE 0x20 /* Sentry: an SR recovery episode is active */
+#define LH_QPF_SNAK_SENT 0x40 /* Sentry: a Sentry-NACK for the gap at s_next went out */
+#define LH_QPF_NO_RING 0x80 /* no ring index: the QP is passed through, counted */
+
+#define LH_SR_WORDS 4 /* Sentry's missing-PSN bitmap: 256 PSNs from s_base */
+
+/*
+ * Per-connection state, one entry per data direction (lh_qp). The spin lock
+ * orders the decisions of the WAN-ingress XDP program and the DC TC programs
+ * on the same QP; no helper is ever called while it is held.
+ */
+struct lh_qp {
+	struct bpf_spin_lock lock;
+	__u32 flags;
+	__u32 ring; /* index into lh_ring, LH_NO_SLOT when none */
+	__u32 peer_qpn; /* the requester's QPN: ACKs and NAKs carry it */
+	__u16 pkey;
+	__u16 sport; /* UDP source port of the data packets */
+
+	/* Depot: data arrives from the WAN */
+	__u32 d_deliv; /* ePSN: next PSN to deliver in order into the DC */
+	__u32 d_high; /* ePSN_D: one past the highest PSN received */
+	__u32 d_acked; /* the NIC acknowledged every PSN before this */
+	__u32 d_release_after; /* PSN of the packet a release run follows */
+	__u32 msn; /* MSN of the latest ACK from the responder NIC */
+
+	/* Sentry: data arrives from the DC */
+	__u32 s_next; /* one past the highest PSN the NIC sent */
+	__u32 s_replay; /* in an episode: next PSN of the NIC's replay */
+	__u32 s_end; /* in an episode: s_next when it began */
+	__u32 s_base; /* PSN of bit 0 of s_missing */
+	__u64 s_missing[LH_SR_WORDS]; /* PSNs the Depot reported missing */
+
+	__u64 last_rx_ns; /* last data packet, for the agent's timers and GC */
+	__u64 last_progress_ns; /* last time d_deliv moved (Depot) */
+	__u64 last_nack_ns; /* last Depot-NACK (Depot) */
+	__u8 wan_peer_mac[6]; /* Depot: MAC the data came from on the WAN side */
+	__u8 wan_mac[6]; /* Depot: our WAN interface's MAC */
+	__u32 pad;
+};
+
+/* Reverse index: ACK direction (receiver -> requester, requester's QPN) to the data key */
+struct lh_ack_key {
+	__u8 saddr[16]; /* the responder (data destination) */
+	__u8 daddr[16]; /* the requester (data source) */
+	__u32 dqpn; /* the requester's QPN */
+};
+_Static_assert(sizeof(struct lh_ack_key) == 36, "lh_ack_key is 36 bytes");
+
+enum lh_slot_state {
+	LH_SLOT_FREE = 0,
+	LH_SLOT_HELD, /* reorder pool: received out of order, not yet delivered */
+	LH_SLOT_BACKUP, /* backup pool: delivered, kept until the NIC acknowledges it */
+};
+
+/*
+ * A QP's window (lh_ring), indexed by PSN & LH_RING_MASK: which pool slot
+ * holds that PSN and in which state. Decisions are taken on the ring alone
+ * under the QP's lock (no map lookup is allowed while it is held); the pool
+ * is only touched to copy packets in and out.
+ */
+struct lh_ring_ent {
+	__u32 slot; /* index into lh_pool, LH_NO_SLOT when empty */
+	__u32 tag; /* state << 24 | PSN */
+};
+
+#define LH_TAG(state, psn) ((__u32)(state) << 24 | ((psn) & 0xffffff))
+#define LH_TAG_STATE(tag) ((tag) >> 24)
+#define LH_TAG_PSN(tag) ((tag) & 0xffffff)
+
+struct lh_ring {
+	struct lh_ring_ent ent[LH_RING_SIZE];
+};
+
+/* One packet in the pool (lh_pool), stored from its IP header on */
+struct lh_slot {
+	__u32 psn;
+	__u32 ring; /* owner: the QP's ring index */
+	__u32 len; /* bytes in data */
+	__u32 pad;
+	__u8 data[LH_SLOT_DATA];
+};
+
+/* Gateway configuration (lh_config, one entry), written by longhauld */
+struct lh_config {
+	__u32 dc_ifindex;
+	__u32 wan_ifindex;
+	__u32 flags; /* LH_CFG_* */
+	__u32 pad;
+};
+
+#define LH_CFG_DEPOT 0x01 /* act as Depot for data arriving from the WAN */
+#define LH_CFG_SENTRY 0x02 /* act as Sentry for data arriving from the DC */
+
+/* ---- ring buffer events to the agent (lh_events) ---- */
+enum lh_event_type {
+	LH_EV_QP_NEW = 1, /* a data QP was learned: pair it */
+	LH_EV_ACK_UNPAIRED, /* an ACK for an unpaired QP: key, dqpn and psn say which */
+	LH_EV_RELEASE_MORE, /* a release or replay run stopped at LH_BURST: continue it */
+	LH_EV_POOL_EMPTY, /* no free slot: the pool is too small for the traffic */
+	LH_EV_NACK_MORE, /* a gap longer than a Depot-NACK: psn and flags (count) say the rest */
+};
+
+struct lh_event {
+	__u32 type;
+	__u32 psn;
+	__u32 dqpn;
+	__u32 flags;
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u64 ts_ns;
+};
+
+#endif /* LH_MAPS_H */

@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The LR2 data path (wan_xdp, dc_xdp, dc_tc) loaded together as longhauld
+ * loads it (maps shared through one pin directory) and driven with
+ * BPF_PROG_TEST_RUN, step by step through the paths of docs/design.md:
+ * Depot hold / Depot-NACK / release in PSN order / replay from the backup
+ * pool / ACKs freeing the pool / fail-open when full; Sentry in-order,
+ * Sentry-NACK, the SR filter during an episode, Depot-NACK intake; PSN wrap
+ * at 2^24 and IPv6. Packets the TC programs emit with bpf_clone_redirect go
+ * out a real veth in a private network namespace and are read back.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "bpf_harness.h"
+#include "lh_maps.h"
+#include "pkt.h"
+#include "tap.h"
+
+#define XDP_DROP_ 1
+#define XDP_PASS_ 2
+#define TC_OK 0
+#define TC_SHOT 2
+#define POOL 64
+#define RINGS 8
+#define PAYLOAD 256
+#define QP_R 0x000100 /* responder's QPN: data carries it */
+#define QP_S 0x000200 /* requester's QPN: ACKs and NAKs carry it */
+
+static const char *const objs[] = { "wan_xdp", "dc_xdp", "dc_tc" };
+static struct lh_harness *h;
+static int dc_ifindex, cap_fd;
+static uint32_t pool_size = POOL;
+
+struct flow {
+	int family;
+	union lh_ip_addr a, b; /* a: requester, b: responder */
+};
+
+static struct flow f4, f6;
+
+static int set_sizes(struct bpf_object *obj, void *ctx)
+{
+	struct bpf_map *m;
+
+	(void)ctx;
+	bpf_object__for_each_map(m, obj) {
+		const char *n = bpf_map__name(m);
+
+		if (!strcmp(n, "lh_pool") || !strcmp(n, "lh_pool_free"))
+			bpf_map__set_max_entries(m, pool_size);
+		if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
+			bpf_map__set_max_entries(m, RINGS);
+	}
+	return 0;
+}
+
+/* ---- packets ---- */
+
+static void payload_for(uint32_t psn, uint8_t *p)
+{
+	int i;
+
+	for (i = 0; i < PAYLOAD; i++)
+		p[i] = (uint8_t)(psn * 7 + i);
+}
+
+/* Data from requester a to responder b, as it arrives at a gateway */
+static size_t data_frame(const struct flow *fl, uint32_t psn, uint8_t *buf)
+{
+	static uint8_t pay[PAYLOAD];
+	struct lh_pkt_spec s;
+
+	lh_pkt_spec_init(&s, fl->family);
+	s.src = fl->a;
+	s.dst = fl->b;
+	s.ttl = 62;
+	s.roce.opcode = ROCE_RC_RDMA_WRITE_MIDDLE;
+	s.roce.dqpn = QP_R;
+	s.roce.psn = psn & ROCE_PSN_MASK;
+	payload_for(psn, pay);
+	s.payload = pay;
+	s.payload_len = PAYLOAD;
+	return (size_t)lh_pkt_build(&s, buf, 9000);
+}
+
+/* ACK or NAK from responder b to requester a */
+static size_t ack_frame(const struct flow *fl, uint32_t psn, uint8_t syndrome, uint8_t byte4,
+			uint32_t msn, uint8_t *buf)
+{
+	struct lh_pkt_spec s;
+
+	lh_pkt_spec_init(&s, fl->family);
+	s.src = fl->b;
+	s.dst = fl->a;
+	/* from the receiving NIC: its MAC first */
+	memcpy(s.src_mac, "\x02\xbb\xbb\xbb\xbb\x01", 6);
+	memcpy(s.dst_mac, "\x02\x99\x99\x99\x99\x01", 6);
+	s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
+	s.roce.dqpn = QP_S;
+	s.roce.psn = psn & ROCE_PSN_MASK;
+	s.roce.byte4 = byte4;
+	s.roce.aeth.syndrome = syndrome;
+	s.roce.aeth.msn = msn;
+	return (size_t)lh_pkt_build(&s, buf, 9000);
+}
+
+/* ---- maps, as the agent would write them ---- */
+
+static void key_of(const struct flow *fl, struct lh_qp_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (fl->family == AF_INET) {
+		k->saddr[10] = k->saddr[11] = 0xff;
+		k->daddr[10] = k->daddr[11] = 0xff;
+		memcpy(k->saddr + 12, &fl->a.v4, 4);
+		memcpy(k->daddr + 12, &fl->b.v4, 4);
+	} else {
+		memcpy(k->saddr, &fl->a.v6, 16);
+		memcpy(k->daddr, &fl->b.v6, 16);
+	}
+	k->dqpn = QP_R;
+}
+
+static bool qp_get(const struct flow *fl, struct lh_qp *qp)
+{
+	struct lh_qp_key k;
+
+	key_of(fl, &k);
+	return !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, qp);
+}
+
+/* The agent's pairing: the data QP learns the requester's QPN; ACKs find the data QP */
+static bool pair(const struct flow *fl)
+{
+	struct lh_qp_key k, ak;
+	struct lh_qp qp;
+
+	key_of(fl, &k);
+	if (bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, &qp))
+		return false;
+	qp.peer_qpn = QP_S;
+	qp.flags |= LH_QPF_PAIRED;
+	if (bpf_map_update_elem(lh_harness_map_fd(h, "lh_qp"), &k, &qp, BPF_EXIST))
+		return false;
+	memcpy(ak.saddr, k.daddr, 16);
+	memcpy(ak.daddr, k.saddr, 16);
+	ak.dqpn = QP_S;
+	return !bpf_map_update_elem(lh_harness_map_fd(h, "lh_ack"), &ak, &k, BPF_ANY);
+}
+
+static uint32_t free_slots(void)
+{
+	int fd = lh_harness_map_fd(h, "lh_pool_free");
+	uint32_t v, n = 0, saved[4096];
+
+	/* a queue cannot be counted without popping: pop all, push back */
+	while (n < 4096 && !bpf_map_lookup_and_delete_elem(fd, NULL, &v))
+		saved[n++] = v;
+	for (v = 0; v < n; v++)
+		bpf_map_update_elem(fd, NULL, &saved[v], BPF_ANY);
+	return n;
+}
+
+/* ---- running programs ---- */
+
+struct run {
+	uint32_t verdict;
+	uint8_t out[9216];
+	size_t out_len;
+	struct lh_pkt p; /* out parsed */
+};
+
+static int xdp(const char *prog, const uint8_t *in, size_t len, struct run *r)
+{
+	r->out_len = sizeof(r->out);
+	if (lh_harness_run(h, prog, in, len, &r->verdict, r->out, &r->out_len))
+		return -1;
+	lh_pkt_parse(r->out, r->out_len, true, &r->p);
+	return 0;
+}
+
+static int tc(const char *prog, const uint8_t *in, size_t len, struct run *r)
+{
+	r->out_len = sizeof(r->out);
+	if (lh_harness_run_tc(h, prog, in, len, (uint32_t)dc_ifindex, &r->verdict, r->out,
+			      &r->out_len))
+		return -1;
+	return 0;
+}
+
+static int64_t ctr(const char *name)
+{
+	char full[96];
+
+	snprintf(full, sizeof(full), "lh_stats.%s", name);
+	return lh_counter_read(h, full);
+}
+
+/* ---- the veth that TC emission goes out of ---- */
+
+static int netns_and_veth(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+
+	if (unshare(CLONE_NEWNET)) {
+		tap_diag("unshare(CLONE_NEWNET): %s", strerror(errno));
+		return -1;
+	}
+	if (system("ip link add lhu0 type veth peer name lhu1 && ip link set lhu0 up && "
+		   "ip link set lhu1 up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1"))
+		return -1;
+	dc_ifindex = (int)if_nametoindex("lhu0");
+	sll.sll_ifindex = (int)if_nametoindex("lhu1");
+	cap_fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
+	if (cap_fd < 0 || bind(cap_fd, (struct sockaddr *)&sll, sizeof(sll)))
+		return -1;
+	return 0;
+}
+
+/* Frames that came out of lhu0 since the last call, RoCE only, parsed into caps[] */
+struct cap {
+	uint8_t b[9216];
+	size_t len;
+	struct lh_pkt p;
+};
+
+static struct cap caps[128];
+
+static int captured(void)
+{
+	struct pollfd pfd = { .fd = cap_fd, .events = POLLIN };
+	int n = 0;
+
+	while (n < 128 && poll(&pfd, 1, 200) > 0) {
+		ssize_t len = recv(cap_fd, caps[n].b, sizeof(caps[n].b), 0);
+
+		if (len <= 0)
+			break;
+		caps[n].len = (size_t)len;
+		if (lh_pkt_parse(caps[n].b, (size_t)len, true, &caps[n].p) == LH_STAT_ROCE)
+			n++;
+	}
+	return n;
+}
+
+/* A captured packet is data PSN psn, intact: ICRC, payload, TTL */
+static bool cap_is(int i, uint32_t psn, int ttl)
+{
+	uint8_t want[PAYLOAD];
+	const struct lh_pkt *p = &caps[i].p;
+
+	payload_for(psn, want);
+	return p->roce.psn == (psn & ROCE_PSN_MASK) && p->payload_len == PAYLOAD &&
+	       !memcmp(caps[i].b + p->payload_off, want, PAYLOAD) && lh_pkt_icrc_ok(caps[i].b, p) &&
+	       p->ttl == ttl;
+}
+
+/* ---- Depot ---- */
+
+static void depot_basic(const struct flow *fl, uint32_t base, const char *name)
+{
+	uint8_t in[9216];
+	struct run r;
+	struct lh_qp qp;
+	size_t len;
+	int n, i;
+	bool ok;
+	int64_t c0, c1;
+
+	len = data_frame(fl, base, in);
+	c0 = ctr("depot_new_qp");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("depot_new_qp") == c0 + 1 && qp_get(fl, &qp) && (qp.flags & LH_QPF_DEPOT) &&
+		       qp.d_deliv == ((base + 1) & ROCE_PSN_MASK),
+	       "%s: first data packet from the WAN: QP learned, delivered unchanged", name);
+
+	len = data_frame(fl, base + 2, in);
+	c0 = ctr("depot_unpaired");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_unpaired") == c0 + 1,
+	       "%s: out of order before pairing: passed unchanged (no NACK possible), counted", name);
+
+	tap_ok(pair(fl), "%s: paired by the agent (requester QPN, ACK index)", name);
+
+	len = data_frame(fl, base + 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && qp_get(fl, &qp) &&
+		       qp.d_deliv == ((base + 2) & ROCE_PSN_MASK),
+	       "%s: in order: delivered, backed up", name);
+
+	/* base+2 and base+3 lost on the WAN */
+	len = data_frame(fl, base + 4, in);
+	c0 = ctr("depot_nack");
+	c1 = ctr("depot_held");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
+	     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x60 &&
+	     r.p.roce.psn == ((base + 2) & ROCE_PSN_MASK) && r.p.roce.dqpn == QP_S &&
+	     r.p.roce.byte4 == (LH_DNACK_MARK | 1) && !memcmp(&r.p.src, &fl->b, 16) &&
+	     !memcmp(&r.p.dst, &fl->a, 16) && lh_pkt_icrc_ok(r.out, &r.p) &&
+	     ctr("depot_nack") == c0 + 1 && ctr("depot_held") == c1 + 1;
+	if (fl->family == AF_INET)
+		ok &= lh_inet_csum(r.out + r.p.l3_off, 20, 0) == 0;
+	else
+		ok &= r.p.udp_len == 28;
+	tap_ok(ok, "%s: a gap: the packet is held and becomes a Depot-NACK [PSN %u, 2 PSNs] (valid NAK, ICRC, checksums)",
+	       name, (base + 2) & ROCE_PSN_MASK);
+	if (!ok)
+		tap_diag("  verdict %u result %s opcode 0x%x syn 0x%x psn %u qpn 0x%x byte4 0x%x icrc %d",
+			 r.verdict, lh_stat_name(r.p.result), r.p.roce.opcode, r.p.roce.aeth.syndrome,
+			 r.p.roce.psn, r.p.roce.dqpn, r.p.roce.byte4, lh_pkt_icrc_ok(r.out, &r.p));
+
+	len = data_frame(fl, base + 5, in);
+	c0 = ctr("depot_nack");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("depot_nack") == c0,
+	       "%s: next out-of-order packet: held, no second NACK for the same gap", name);
+
+	len = data_frame(fl, base + 4, in);
+	c0 = ctr("depot_dup_held");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("depot_dup_held") == c0 + 1,
+	       "%s: retransmission of a held PSN: dropped", name);
+
+	len = data_frame(fl, base + 2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && qp_get(fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
+		       qp.d_deliv == ((base + 3) & ROCE_PSN_MASK),
+	       "%s: first missing PSN arrives: delivered, nothing to release yet (next still missing)",
+	       name);
+
+	len = data_frame(fl, base + 3, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && qp_get(fl, &qp) && (qp.flags & LH_QPF_RELEASING) &&
+		       qp.d_release_after == ((base + 3) & ROCE_PSN_MASK),
+	       "%s: the gap filler: delivered, the QP marked for release after it", name);
+
+	/* the filler leaves the DC interface: the held run follows it, in order */
+	in[12 - 12] = 0x02; /* routed: new MACs and TTL - 1, as the kernel forwards it */
+	memcpy(in, "\x02\xbb\xbb\xbb\xbb\x01\x02\x99\x99\x99\x99\x01", 12);
+	{
+		struct lh_pkt fp;
+
+		lh_pkt_parse(in, len, true, &fp);
+		in[fp.l3_off + (fl->family == AF_INET ? 8 : 7)] = 61;
+		lh_pkt_ipv4_csum_update(in, &fp);
+	}
+	captured();
+	c0 = ctr("depot_released");
+	tc("lh_dc_out", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == 3 && cap_is(0, base + 3, 61) && cap_is(1, base + 4, 61) &&
+	     cap_is(2, base + 5, 61) && ctr("depot_released") == c0 + 2;
+	for (i = 0; ok && i < n; i++)
+		ok = !memcmp(caps[i].b, "\x02\xbb\xbb\xbb\xbb\x01\x02\x99\x99\x99\x99\x01", 12);
+	tap_ok(ok, "%s: DC egress: filler then held PSNs %u, %u in order, intact, with the routed MACs and TTL",
+	       name, (base + 4) & ROCE_PSN_MASK, (base + 5) & ROCE_PSN_MASK);
+	if (!ok)
+		tap_diag("  verdict %u, %d captured", r.verdict, n);
+	tap_ok(qp_get(fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
+		       qp.d_deliv == ((base + 6) & ROCE_PSN_MASK),
+	       "%s: after the run: ePSN past it, release done", name);
+
+	/* the receiving NIC lost base+3 inside the DC: the Depot answers from backup */
+	len = ack_frame(fl, base + 3, 0x60, 0, 1, in);
+	c0 = ctr("depot_nak_local");
+	tc("lh_dc_in", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == 3 && cap_is(0, base + 3, 61) && cap_is(1, base + 4, 61) &&
+	     cap_is(2, base + 5, 61) && ctr("depot_nak_local") == c0 + 1;
+	for (i = 0; ok && i < n; i++)
+		ok = !memcmp(caps[i].b, "\x02\xbb\xbb\xbb\xbb\x01\x02\x99\x99\x99\x99\x01", 12);
+	tap_ok(ok, "%s: NIC NAK for PSN %u: replayed from the backup pool toward the NIC, NAK absorbed",
+	       name, (base + 3) & ROCE_PSN_MASK);
+
+	c0 = ctr("depot_backup_freed");
+	len = ack_frame(fl, base + 5, 0x1f, 0, 3, in);
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(r.verdict == TC_OK && ctr("depot_backup_freed") == c0 + 6 && free_slots() == pool_size &&
+		       qp_get(fl, &qp) && qp.msn == 3,
+	       "%s: ACK of PSN %u: all 6 backup copies freed, MSN learned", name,
+	       (base + 5) & ROCE_PSN_MASK);
+
+	len = ack_frame(fl, base + 4, 0x60, 0, 3, in);
+	c0 = ctr("depot_nak_forwarded");
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(r.verdict == TC_OK && ctr("depot_nak_forwarded") == c0 + 1,
+	       "%s: NAK the backup pool cannot answer: forwarded unchanged", name);
+}
+
+static void depot_pool_full(void)
+{
+	struct flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	size_t len;
+	int64_t c0;
+	int i;
+
+	fl.b.v4.s_addr = htonl(0x0a000903); /* a new QP */
+	len = data_frame(&fl, 10, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	pair(&fl);
+	/* the pool holds POOL slots: fill them, in order, without ACKs */
+	for (i = 11; i < 11 + (int)pool_size - 1; i++) {
+		len = data_frame(&fl, (uint32_t)i, in);
+		xdp("lh_wan_xdp", in, len, &r);
+	}
+	c0 = ctr("pool_empty");
+	len = data_frame(&fl, (uint32_t)i + 1, in); /* out of order, no slot left */
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("pool_empty") == c0 + 1 && free_slots() == 0,
+	       "pool full: an out-of-order packet passes unchanged (the NIC's go-back-N recovers), counted");
+	len = data_frame(&fl, (uint32_t)i, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_no_backup") >= 1,
+	       "pool full: an in-order packet is delivered without backup, counted");
+	/* the NIC acks everything: the pool empties again */
+	len = ack_frame(&fl, (uint32_t)i, 0x1f, 1, 0, in);
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(free_slots() == pool_size, "the NIC's ACK returns every slot to the pool");
+}
+
+/* ---- Sentry ---- */
+
+static void sentry(void)
+{
+	struct flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	struct lh_qp qp;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 5000, p;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(0x0a000a01);
+	for (p = b; p < b + 3; p++) {
+		len = data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+		if (p == b)
+			pair(&fl);
+	}
+	tap_ok(r.verdict == XDP_PASS_ && qp_get(&fl, &qp) && (qp.flags & LH_QPF_SENTRY) &&
+		       qp.s_next == b + 3,
+	       "Sentry: data from the DC learned, in-order packets pass");
+
+	len = data_frame(&fl, b + 4, in); /* b+3 lost inside the sender DC */
+	c0 = ctr("sentry_nack");
+	xdp("lh_dc_xdp", in, len, &r);
+	ok = r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
+	     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x60 &&
+	     r.p.roce.psn == b + 3 && r.p.roce.dqpn == QP_S && r.p.roce.byte4 == 0 &&
+	     !memcmp(&r.p.src, &fl.b, 4) && lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_nack") == c0 + 1;
+	tap_ok(ok, "Sentry: a gap in what the NIC sends: Sentry-NACK (PSN %u) straight back to it", b + 3);
+
+	len = data_frame(&fl, b + 5, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_, "Sentry: later packets of the gap dropped until the NIC rewinds");
+	for (p = b + 3; p < b + 6; p++) {
+		len = data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+	}
+	tap_ok(r.verdict == XDP_PASS_ && qp_get(&fl, &qp) && qp.s_next == b + 6,
+	       "Sentry: the NIC's go-back-N resend passes in order");
+
+	/* the Depot reports b+1 and b+2 missing */
+	len = ack_frame(&fl, b + 1, 0x60, LH_DNACK_MARK | 1, 0, in);
+	c0 = ctr("sentry_dnack_forward");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE && r.p.roce.byte4 == 0 &&
+	     r.p.roce.psn == b + 1 && r.p.roce.aeth.syndrome == 0x60 && lh_pkt_icrc_ok(r.out, &r.p) &&
+	     ctr("sentry_dnack_forward") == c0 + 1 && qp_get(&fl, &qp) && (qp.flags & LH_QPF_EPISODE);
+	tap_ok(ok, "Sentry: Depot-NACK goes on to the NIC as a plain NAK (mark cleared, ICRC still valid)");
+
+	len = ack_frame(&fl, b + 4, 0x60, LH_DNACK_MARK, 0, in);
+	c0 = ctr("sentry_dnack_absorb");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1,
+	       "Sentry: a second Depot-NACK during the episode is recorded and absorbed");
+
+	/* the NIC rewinds to b+1 and resends b+1 .. b+5 */
+	{
+		static const int want[] = { XDP_PASS_, XDP_PASS_, XDP_DROP_, XDP_PASS_, XDP_DROP_ };
+		int64_t pass0 = ctr("sentry_sr_pass"), drop0 = ctr("sentry_sr_drop");
+
+		ok = true;
+		for (p = b + 1; p < b + 6; p++) {
+			len = data_frame(&fl, p, in);
+			xdp("lh_dc_xdp", in, len, &r);
+			ok &= (int)r.verdict == want[p - b - 1];
+		}
+		ok &= ctr("sentry_sr_pass") == pass0 + 3 && ctr("sentry_sr_drop") == drop0 + 2;
+	}
+	tap_ok(ok, "Sentry: SR filter: the missing PSNs %u, %u, %u pass; %u, %u (held by the Depot) dropped",
+	       b + 1, b + 2, b + 4, b + 3, b + 5);
+
+	len = data_frame(&fl, b + 6, in);
+	c0 = ctr("sentry_in_order");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && qp_get(&fl, &qp) && !(qp.flags & LH_QPF_EPISODE) &&
+		       ctr("sentry_in_order") == c0 + 1,
+	       "Sentry: new data ends the episode");
+
+	len = data_frame(&fl, b + 3, in);
+	c0 = ctr("sentry_retx_pass");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_retx_pass") == c0 + 1,
+	       "Sentry: outside an episode a retransmission (a timeout) always passes");
+
+	/* an episode cancelled by the far NIC's own NAK */
+	for (p = b + 7; p < b + 12; p++) {
+		len = data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+	}
+	len = ack_frame(&fl, b + 8, 0x60, LH_DNACK_MARK, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	len = ack_frame(&fl, b + 8, 0x60, 0, 0, in);
+	c0 = ctr("sentry_episode_cancel");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = r.verdict == XDP_PASS_ && ctr("sentry_episode_cancel") == c0 + 1;
+	len = data_frame(&fl, b + 10, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(ok && r.verdict == XDP_PASS_,
+	       "Sentry: a plain NAK from the far NIC stops filtering (it needs every packet again)");
+
+	/* an episode, then a missing PSN 300 past its start: beyond the 256-PSN filter */
+	for (p = b + 12; p < b + 400; p++) {
+		len = data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+	}
+	len = ack_frame(&fl, b + 20, 0x60, LH_DNACK_MARK, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	len = ack_frame(&fl, b + 320, 0x60, LH_DNACK_MARK, 0, in);
+	c0 = ctr("sentry_dnack_overflow");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_dnack_overflow") == c0 + 1 && qp_get(&fl, &qp) &&
+		       !(qp.flags & LH_QPF_EPISODE),
+	       "Sentry: a missing PSN beyond the filter window: NAK passed, no filtering");
+}
+
+int main(void)
+{
+	if (getuid()) {
+		tap_skip("needs root", "LR2 data path");
+		return tap_done();
+	}
+	if (!tap_ok(netns_and_veth() == 0, "private network namespace with a veth for TC emission"))
+		return tap_done();
+	h = lh_harness_open_set(objs, 3, set_sizes, NULL);
+	if (!tap_ok(h != NULL, "wan_xdp, dc_xdp and dc_tc load with shared maps"))
+		return tap_done();
+	{
+		struct lh_config cfg = { .dc_ifindex = (uint32_t)dc_ifindex,
+					 .flags = LH_CFG_DEPOT | LH_CFG_SENTRY };
+		uint32_t zero = 0;
+
+		tap_ok(!lh_harness_fill_queue(h, "lh_pool_free", pool_size) &&
+			       !lh_harness_fill_queue(h, "lh_ring_free", RINGS) &&
+			       !bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0),
+		       "agent set-up: free lists and configuration");
+	}
+	f4.family = AF_INET;
+	f4.a.v4.s_addr = htonl(0x0a000001);
+	f4.b.v4.s_addr = htonl(0x0a000902);
+	f6.family = AF_INET6;
+	inet_pton(AF_INET6, "fd00::1", &f6.a.v6);
+	inet_pton(AF_INET6, "fd00:9::2", &f6.b.v6);
+
+	depot_basic(&f4, 1000, "Depot IPv4");
+	depot_basic(&f6, 0xfffffd, "Depot IPv6 across the PSN wrap");
+	sentry();
+	depot_pool_full();
+	lh_harness_close(h);
+	return tap_done();
+}

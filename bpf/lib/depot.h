@@ -103,7 +103,7 @@ static __always_inline int depot_xdp_data(struct xdp_md *ctx, const struct lh_pa
 		lh_count(st, LH_STAT_DEPOT_WINDOW);
 		return XDP_PASS;
 	}
-	if (d > 0 && !(qp->flags & LH_QPF_PAIRED)) {
+	if (d > 0 && !lh_qp_paired(qp, &key)) {
 		lh_count(st, LH_STAT_DEPOT_UNPAIRED);
 		return XDP_PASS;
 	}

@@ -37,6 +37,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_ack SEC(".maps");
 
+/* Pairing from the agent: data key -> requester's QPN (BPF copies it into lh_qp) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096); /* agent: as lh_qp */
+	__type(key, struct lh_qp_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_pair SEC(".maps");
+
 /* Depot QPs' PSN windows (struct lh_ring), one per QP that holds packets */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -51,6 +51,27 @@ static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
 }
 
 /*
+ * Adopt the agent's pairing (lh_pair) into the QP. The agent never writes
+ * lh_qp values, which the programs change under the QP lock: it writes
+ * lh_pair, and this copies it in. Only unpaired QPs pay the lookup.
+ */
+static __always_inline bool lh_qp_paired(struct lh_qp *qp, const struct lh_qp_key *k)
+{
+	__u32 *peer;
+
+	if (qp->flags & LH_QPF_PAIRED)
+		return true;
+	peer = bpf_map_lookup_elem(&lh_pair, k);
+	if (!peer)
+		return false;
+	bpf_spin_lock(&qp->lock);
+	qp->peer_qpn = *peer;
+	qp->flags |= LH_QPF_PAIRED;
+	bpf_spin_unlock(&qp->lock);
+	return true;
+}
+
+/*
  * Learn a QP from its first data packet, as Depot (data from the WAN) or
  * Sentry (data from the DC). BPF_NOEXIST: when two CPUs race, one entry wins
  * and both use it. A global function: its struct lh_qp lives on its own

@@ -89,6 +89,7 @@ static __always_inline int sentry_xdp_data(struct xdp_md *ctx, const struct lh_p
 	if (!(qp->flags & LH_QPF_SENTRY))
 		return XDP_PASS;
 	now = bpf_ktime_get_ns();
+	lh_qp_paired(qp, &key);
 
 	bpf_spin_lock(&qp->lock);
 	d = psn_diff(psn, qp->s_next);

@@ -142,18 +142,14 @@ static bool qp_get(const struct flow *fl, struct lh_qp *qp)
 	return !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, qp);
 }
 
-/* The agent's pairing: the data QP learns the requester's QPN; ACKs find the data QP */
+/* The agent's pairing: lh_pair gives the requester's QPN; lh_ack finds the data QP */
 static bool pair(const struct flow *fl)
 {
 	struct lh_qp_key k, ak;
-	struct lh_qp qp;
+	uint32_t peer = QP_S;
 
 	key_of(fl, &k);
-	if (bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, &qp))
-		return false;
-	qp.peer_qpn = QP_S;
-	qp.flags |= LH_QPF_PAIRED;
-	if (bpf_map_update_elem(lh_harness_map_fd(h, "lh_qp"), &k, &qp, BPF_EXIST))
+	if (bpf_map_update_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer, BPF_ANY))
 		return false;
 	memcpy(ak.saddr, k.daddr, 16);
 	memcpy(ak.daddr, k.saddr, 16);

@@ -432,7 +432,9 @@ int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t 
 
 	r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
 	if (r <= 0) {
-		snprintf(err, errcap, "no parameters from the client");
+		snprintf(err, errcap, "%s",
+			 r == -EPIPE ? "the client left before sending the run parameters" :
+				       "no run parameters from the client");
 		return r ? r : -ETIMEDOUT;
 	}
 	if (strncmp(line, "LHPERF ", 7) || !lhp_kv_u64(line, "version", &ver)) {

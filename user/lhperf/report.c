@@ -154,6 +154,25 @@ static void json_events(struct lh_json *j, const char *name, const struct lhp_ev
 	lh_json_end_array(j);
 }
 
+/* Each QP's numbers and the start PSN of its data (the requester's) */
+static void json_qp_list(struct lh_json *j, const struct lhp_params *p, bool client)
+{
+	uint32_t i;
+
+	lh_json_name(j, "qp_list");
+	lh_json_start_array(j);
+	for (i = 0; p->client_psn && i < p->qps; i++) {
+		lh_json_start_object(j);
+		lh_json_uint_field(j, "local_qpn",
+				   client ? p->client_qpn_base + i : p->server_qpn_base + i);
+		lh_json_uint_field(j, "remote_qpn",
+				   client ? p->server_qpn_base + i : p->client_qpn_base + i);
+		lh_json_uint_field(j, "data_start_psn", p->client_psn[i]);
+		lh_json_end_object(j);
+	}
+	lh_json_end_array(j);
+}
+
 static double gbps(uint64_t bytes, double s)
 {
 	return s > 0 ? (double)bytes * 8 / s / 1e9 : 0;
@@ -183,6 +202,7 @@ static void report_json(FILE *out, const struct lhp_opts *o, const struct lhp_pa
 	lh_json_uint_field(j, "size", p->size);
 	lh_json_uint_field(j, "mtu", p->mtu);
 	lh_json_uint_field(j, "window", p->window);
+	json_qp_list(j, p, client);
 	lh_json_uint_field(j, "bytes", bytes);
 	lh_json_uint_field(j, "messages", msgs);
 	lh_json_double_field(j, "elapsed_s", s->elapsed_s);

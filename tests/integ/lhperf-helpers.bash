@@ -67,6 +67,21 @@ lhp_server_wait() {
 	LHP_S=$(cat "$LHP_SJSON" 2>/dev/null || true)
 }
 
+# lhp_wait_running: wait (bounded) until the side channel is up and data flows
+lhp_wait_running() {
+	local i
+	for i in $(seq 1 100); do
+		if ip netns exec "$LHP_DST" ss -Htn state established '( sport = :18515 )' |
+			grep -q . && [ "$(ip -n "$LHP_DST" -j -s link show "$LHP_DIF" |
+				jq '.[0].stats64.rx.packets')" -gt 1000 ]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "lhperf did not start within 10 s" >&2
+	return 1
+}
+
 # lhp_run CLIENT_ARGS...: server then client; both JSONs in LHP_C / LHP_S
 lhp_run() {
 	lhp_server
@@ -82,27 +97,29 @@ lhp_show() {
 	cat "$LHP_SERR" 2>/dev/null || true
 }
 
-# The 24-bit PSN of a RoCEv2 frame, for nftables: bytes 9-11 of the BTH,
-# which starts right after the 8-byte UDP header
+# The 24-bit PSN and destination QP of a RoCEv2 frame, for nftables: bytes
+# 9-11 and 5-7 of the BTH, which starts right after the 8-byte UDP header
 LHP_NFT_PSN='@th,136,24'
+LHP_NFT_QPN='@th,104,24'
 
 # lhp_nft NS RULES: load an nftables script in a namespace
 lhp_nft() {
 	printf '%s\n' "$2" | ip netns exec "$1" nft -f -
 }
 
-# lhp_drop_psns NS IFACE PSN...: drop the first arrival of each listed PSN at
-# the ingress of IFACE (later ones pass: a retransmission gets through)
+# lhp_drop_psns NS IFACE PSN...: drop the first arrival of each listed PSN of
+# every QP at the ingress of IFACE; later ones pass (the retransmission gets
+# through), remembered per (QP, PSN) in a dynamic set
 lhp_drop_psns() {
-	local ns=$1 dev=$2 list
+	local ns=$1 dev=$2 list key="$LHP_NFT_QPN . $LHP_NFT_PSN"
 	shift 2
 	list=$(IFS=,; echo "$*")
 	lhp_nft "$ns" "table netdev lhp_psn {
 	set psns { typeof $LHP_NFT_PSN; elements = { $list } }
-	set seen { typeof $LHP_NFT_PSN; size 65536; flags dynamic; }
+	set seen { typeof $key; size 65536; flags dynamic; }
 	chain in {
 		type filter hook ingress device \"$dev\" priority 0; policy accept;
-		udp dport 4791 $LHP_NFT_PSN @psns $LHP_NFT_PSN != @seen update @seen { $LHP_NFT_PSN } counter drop
+		udp dport 4791 $LHP_NFT_PSN @psns $key != @seen update @seen { $key } counter drop
 	}
 }"
 }

@@ -53,6 +53,12 @@ int lh_dc_out(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	bpf_spin_lock(&qp->lock);
 	filler = (qp->flags & LH_QPF_RELEASING) && qp->d_release_after == p.psn;
+	/*
+	 * Claim the run: the filler's own clone comes through this hook again
+	 * (nested, inside bpf_clone_redirect) and must not start it a second time.
+	 */
+	if (filler)
+		qp->d_release_after = LH_NO_SLOT;
 	bpf_spin_unlock(&qp->lock);
 	if (!filler)
 		return TC_ACT_OK; /* released packets come by here again */

@@ -37,7 +37,7 @@ ip -n "$ns_host" link set dev eth0 up
 ip -n "$ns_gw" link set dev dc0 up
 
 log=$(mktemp)
-nsenter --net=/var/run/netns/$ns_gw "$BIN/longhauld" --dc dc0 --instance lhdemo --verify-icrc \
+nsenter --net=/var/run/netns/$ns_gw "$BIN/longhauld" --mode observe --dc dc0 --instance lhdemo --verify-icrc \
 	>"$log" 2>&1 &
 agent=$!
 for _ in $(seq 50); do grep -q running "$log" && break; sleep 0.1; done

@@ -14,7 +14,7 @@ counter() {
 
 start_agent() {
 	lh_bg "$GW" "$BATS_FILE_TMPDIR/longhauld.log" \
-		"$LH_BIN/longhauld" --dc dc0 --instance "$LH_PREFIX" "$@" >"$BATS_FILE_TMPDIR/agent.pid"
+		"$LH_BIN/longhauld" --mode observe --dc dc0 --instance "$LH_PREFIX" "$@" >"$BATS_FILE_TMPDIR/agent.pid"
 	local i
 	# pins appear at load, before attach: wait for the agent to say it runs
 	for i in $(seq 50); do
@@ -99,11 +99,11 @@ send() {
 }
 
 @test "a second agent on the same interface fails clearly (exit 4), the first keeps running" {
-	run_t 10 nsenter --net=/var/run/netns/"$GW" "$LH_BIN/longhauld" --dc dc0 --instance "${LH_PREFIX}b"
+	run_t 10 nsenter --net=/var/run/netns/"$GW" "$LH_BIN/longhauld" --mode observe --dc dc0 --instance "${LH_PREFIX}b"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"already attached"* ]]
 	[ ! -e "/sys/fs/bpf/longhaul/${LH_PREFIX}b" ]
-	run_t 10 nsenter --net=/var/run/netns/"$GW" "$LH_BIN/longhauld" --dc dc0 --instance "$LH_PREFIX"
+	run_t 10 nsenter --net=/var/run/netns/"$GW" "$LH_BIN/longhauld" --mode observe --dc dc0 --instance "$LH_PREFIX"
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"another longhauld"* ]]
 	kill -0 "$(cat "$BATS_FILE_TMPDIR/agent.pid")"
@@ -115,7 +115,7 @@ send() {
 	run_t 10 "$LH_BIN/longhauld"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"no interface"* ]]
-	run_t 10 "$LH_BIN/longhauld" --dc nosuchif0 --instance "${LH_PREFIX}c"
+	run_t 10 "$LH_BIN/longhauld" --mode observe --dc nosuchif0 --instance "${LH_PREFIX}c"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"no such interface"* ]]
 	run_t 10 "$LH_BIN/longhauld" --dc lo --xdp-mode turbo

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * longhauld's event loop: one epoll over the ring buffer, a timerfd and the
+ * stop flag (the signal handler's). The agent never writes the lh_qp values
+ * the programs change under the QP lock: pairing goes through lh_pair and
+ * lh_ack, NACKs out of an AF_PACKET socket, continued runs through
+ * BPF_PROG_TEST_RUN of lh_dc_kick, GC through deletes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "lh_maps.h"
+#include "log.h"
+#include "netlink.h"
+#include "pkt.h"
+#include "pktio.h"
+
+#define MAX_SCAN 65536 /* QPs looked at per timer tick */
+
+struct agent {
+	const struct lhd_config *cfg;
+	struct lhd_datapath *dp;
+	int qp_fd, ack_fd, pair_fd, ring_fd, pool_free_fd, ring_free_fd;
+	struct lh_pktio *wan_io;
+	uint8_t dc_mac[6];
+	struct lhd_agent_stats st;
+	/* per ring: when the agent last NACKed that QP's gaps (Depot) */
+	uint64_t *nacked_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC too */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool is_v4mapped(const uint8_t *a)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(a, pfx, 12);
+}
+
+static void addr_from_key(union lh_ip_addr *dst, const uint8_t *a)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (is_v4mapped(a))
+		memcpy(&dst->v4, a + 12, 4);
+	else
+		memcpy(&dst->v6, a, 16);
+}
+
+/* ---- pairing ----
+ * An ACK (responder B -> requester A, requester's QPN S, PSN p) belongs to
+ * the data QP (A -> B, responder's QPN R) whose PSNs it acknowledges. With
+ * one unpaired QP between A and B that is it; with several, the one whose
+ * window holds p (PSNs are random 24-bit numbers: two windows overlap only
+ * by a very unlikely accident, and then we wait for the next ACK).
+ */
+static int32_t psn_dist(uint32_t next, uint32_t p)
+{
+	return psn_diff(next, p);
+}
+
+static void pair_ack(struct agent *ag, const struct lh_event *ev)
+{
+	struct lh_qp_key ack, k, best = { 0 }, cur, *prev = NULL;
+	int32_t best_dist = INT32_MAX;
+	int candidates = 0, ties = 0;
+	uint32_t peer;
+	struct lh_qp qp;
+
+	memcpy(ack.saddr, ev->saddr, 16);
+	memcpy(ack.daddr, ev->daddr, 16);
+	ack.dqpn = ev->dqpn;
+	if (!bpf_map_lookup_elem(ag->ack_fd, &ack, &k))
+		return; /* paired meanwhile */
+	while (!bpf_map_get_next_key(ag->qp_fd, prev, &cur)) {
+		int32_t d;
+
+		prev = &k;
+		k = cur;
+		if (memcmp(cur.saddr, ev->daddr, 16) || memcmp(cur.daddr, ev->saddr, 16))
+			continue;
+		if (!bpf_map_lookup_elem(ag->pair_fd, &cur, &peer))
+			continue; /* already paired with another ACK QP */
+		if (bpf_map_lookup_elem(ag->qp_fd, &cur, &qp))
+			continue;
+		if (qp.flags & LH_QPF_DEPOT)
+			d = psn_dist(qp.d_deliv, ev->psn);
+		else
+			d = psn_dist(qp.s_next, ev->psn);
+		candidates++;
+		if (d <= 0 || d > 65536)
+			continue;
+		if (d == best_dist)
+			ties++;
+		if (d < best_dist) {
+			best_dist = d;
+			best = cur;
+			ties = 0;
+		}
+	}
+	if (best_dist == INT32_MAX || ties) {
+		ag->st.pair_ambiguous++;
+		pr_debug("ACK QP 0x%x psn %u fits %s of %d data QPs: waiting\n", ev->dqpn, ev->psn,
+			 ties ? "several" : "none", candidates);
+		return;
+	}
+	peer = ev->dqpn;
+	if (bpf_map_update_elem(ag->pair_fd, &best, &peer, BPF_ANY) ||
+	    bpf_map_update_elem(ag->ack_fd, &ack, &best, BPF_ANY)) {
+		pr_warn("pairing: map update: %s\n", strerror(errno));
+		return;
+	}
+	ag->st.paired++;
+	pr_debug("paired data QP 0x%x with requester QP 0x%x\n", best.dqpn, peer);
+}
+
+/* ---- Depot-NACKs from user space ---- */
+
+/* Send Depot-NACKs for [psn, psn + n) of a Depot QP, in ranges of at most 32 */
+static int send_dnacks(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
+		       uint32_t psn, uint32_t n)
+{
+	uint8_t buf[256];
+	struct lh_pkt_spec s;
+	struct lh_frame f;
+
+	if (!ag->wan_io || !(qp->flags & LH_QPF_PAIRED))
+		return -EAGAIN;
+	while (n) {
+		uint32_t len = n > LH_DNACK_MAX_RANGE ? LH_DNACK_MAX_RANGE : n;
+		ssize_t sz;
+
+		lh_pkt_spec_init(&s, (qp->flags & LH_QPF_IPV6) ? AF_INET6 : AF_INET);
+		memcpy(s.dst_mac, qp->wan_peer_mac, 6);
+		memcpy(s.src_mac, qp->wan_mac, 6);
+		addr_from_key(&s.src, k->daddr); /* from the responder ... */
+		addr_from_key(&s.dst, k->saddr); /* ... to the requester */
+		s.sport = qp->sport;
+		s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
+		s.roce.pkey = qp->pkey;
+		s.roce.byte4 = LH_DNACK_MARK | ((len - 1) & LH_DNACK_LEN_MASK);
+		s.roce.dqpn = qp->peer_qpn;
+		s.roce.psn = psn;
+		s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
+		s.roce.aeth.msn = qp->msn;
+		sz = lh_pkt_build(&s, buf, sizeof(buf));
+		if (sz < 0)
+			return (int)sz;
+		f = (struct lh_frame){ .data = buf, .len = (uint32_t)sz, .cap = sizeof(buf) };
+		if (lh_pktio_send(ag->wan_io, &f, 1) != 1) {
+			ag->st.send_fail++;
+			return -EIO;
+		}
+		psn = psn_add(psn, len);
+		n -= len;
+	}
+	return 0;
+}
+
+/* The holes in [d_deliv, d_high) of a Depot QP, NACKed again */
+static void nack_holes(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
+{
+	struct lh_ring ring;
+	uint32_t x, start = 0, run = 0, span;
+	int32_t n = psn_diff(qp->d_high, qp->d_deliv);
+
+	if (n <= 0 || n > LH_RING_SIZE || bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring))
+		return;
+	span = (uint32_t)n;
+	for (x = 0; x <= span; x++) {
+		uint32_t psn = psn_add(qp->d_deliv, x);
+		bool held = x < span && ring.ent[psn & LH_RING_MASK].tag == LH_TAG(LH_SLOT_HELD, psn);
+
+		if (x < span && !held) {
+			if (!run++)
+				start = psn;
+			continue;
+		}
+		if (run && !send_dnacks(ag, k, qp, start, run))
+			ag->st.nack_retries++;
+		run = 0;
+	}
+}
+
+/* ---- continuing release and replay runs: lh_dc_kick ---- */
+
+static int kick(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp, bool replay,
+		uint32_t psn)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+	struct __sk_buff skb = { .ifindex = (uint32_t)ag->cfg->dc.ifindex };
+	union lh_ip_addr b;
+	uint8_t buf[256], nic_mac[6];
+	struct lh_pkt_spec s;
+	ssize_t sz;
+	int err;
+
+	/* the frames the kick emits carry this one's link header: the NIC's MAC */
+	addr_from_key(&b, k->daddr);
+	err = lh_nl_neigh_get(is_v4mapped(k->daddr) ? AF_INET : AF_INET6, ag->cfg->dc.ifindex,
+			      is_v4mapped(k->daddr) ? (void *)&b.v4 : (void *)&b.v6, nic_mac);
+	if (err)
+		return err;
+	lh_pkt_spec_init(&s, (qp->flags & LH_QPF_IPV6) ? AF_INET6 : AF_INET);
+	s.roce.pkey = qp->pkey;
+	if (replay) {
+		/* as the NIC's NAK: from it, to us; the program swaps the MACs */
+		memcpy(s.src_mac, nic_mac, 6);
+		memcpy(s.dst_mac, ag->dc_mac, 6);
+		addr_from_key(&s.src, k->daddr);
+		addr_from_key(&s.dst, k->saddr);
+		s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
+		s.roce.dqpn = qp->peer_qpn;
+		s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
+	} else {
+		memcpy(s.dst_mac, nic_mac, 6);
+		memcpy(s.src_mac, ag->dc_mac, 6);
+		addr_from_key(&s.src, k->saddr);
+		addr_from_key(&s.dst, k->daddr);
+		s.roce.opcode = ROCE_RC_RDMA_WRITE_MIDDLE;
+		s.roce.dqpn = k->dqpn;
+	}
+	s.roce.psn = psn;
+	sz = lh_pkt_build(&s, buf, sizeof(buf));
+	if (sz < 0)
+		return (int)sz;
+	o.data_in = buf;
+	o.data_size_in = (uint32_t)sz;
+	o.ctx_in = &skb;
+	o.ctx_size_in = sizeof(skb);
+	err = bpf_prog_test_run_opts(ag->dp->kick_fd, &o);
+	if (err)
+		return -errno;
+	ag->st.kicks++;
+	return 0;
+}
+
+/* ---- the ring buffer ---- */
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct agent *ag = ctx;
+	const struct lh_event *ev = data;
+	struct lh_qp_key k;
+	struct lh_qp qp;
+
+	if (size < sizeof(*ev))
+		return 0;
+	ag->st.events++;
+	memcpy(k.saddr, ev->saddr, 16);
+	memcpy(k.daddr, ev->daddr, 16);
+	k.dqpn = ev->dqpn;
+	switch (ev->type) {
+	case LH_EV_QP_NEW:
+		pr_debug("new %s QP 0x%x at PSN %u\n", (ev->flags & LH_QPF_DEPOT) ? "Depot" : "Sentry",
+			 ev->dqpn, ev->psn);
+		break;
+	case LH_EV_ACK_UNPAIRED:
+		pair_ack(ag, ev);
+		break;
+	case LH_EV_NACK_MORE:
+		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp) &&
+		    !send_dnacks(ag, &k, &qp, ev->psn, ev->flags))
+			ag->st.nacks_more++;
+		break;
+	case LH_EV_RELEASE_MORE:
+		if (bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
+			break;
+		if (kick(ag, &k, &qp, ev->flags == 1, ev->psn))
+			ag->st.kick_fail++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---- the timer ---- */
+
+static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
+{
+	struct lh_qp_key ack, dk;
+	struct lh_ring ring;
+	uint32_t i;
+
+	if (qp->ring != LH_NO_SLOT && !bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring)) {
+		for (i = 0; i < LH_RING_SIZE; i++) {
+			if (LH_TAG_STATE(ring.ent[i].tag) != LH_SLOT_FREE)
+				bpf_map_update_elem(ag->pool_free_fd, NULL, &ring.ent[i].slot, BPF_ANY);
+		}
+		memset(&ring, 0, sizeof(ring));
+		bpf_map_update_elem(ag->ring_fd, &qp->ring, &ring, BPF_ANY);
+		bpf_map_update_elem(ag->ring_free_fd, NULL, &qp->ring, BPF_ANY);
+	}
+	memcpy(ack.saddr, k->daddr, 16);
+	memcpy(ack.daddr, k->saddr, 16);
+	ack.dqpn = qp->peer_qpn;
+	if (!bpf_map_lookup_elem(ag->ack_fd, &ack, &dk) && !memcmp(&dk, k, sizeof(dk)))
+		bpf_map_delete_elem(ag->ack_fd, &ack);
+	bpf_map_delete_elem(ag->pair_fd, k);
+	bpf_map_delete_elem(ag->qp_fd, k);
+	ag->st.qps_forgotten++;
+}
+
+static void tick(struct agent *ag)
+{
+	const struct lhd_config *cfg = ag->cfg;
+	uint64_t now = now_ns(), nack_to = (uint64_t)cfg->nack_timeout_us * 1000;
+	uint64_t idle = (uint64_t)cfg->qp_idle_s * 1000000000ull;
+	struct lh_qp_key k, cur, *prev = NULL;
+	struct lh_qp_key gone[64];
+	int nr_gone = 0, scanned = 0, i;
+	struct lh_qp qp;
+
+	while (scanned++ < MAX_SCAN && !bpf_map_get_next_key(ag->qp_fd, prev, &cur)) {
+		k = cur;
+		prev = &k;
+		if (bpf_map_lookup_elem(ag->qp_fd, &cur, &qp))
+			continue;
+		if (now > qp.last_rx_ns && now - qp.last_rx_ns > idle) {
+			if (nr_gone < 64)
+				gone[nr_gone++] = cur;
+			continue;
+		}
+		if (!(qp.flags & LH_QPF_DEPOT) || qp.ring >= cfg->rings)
+			continue;
+		/* a release that should have happened: its filler never reached the DC egress */
+		if ((qp.flags & LH_QPF_RELEASING) && now > qp.last_progress_ns &&
+		    now - qp.last_progress_ns > (uint64_t)cfg->release_watchdog_us * 1000) {
+			if (kick(ag, &cur, &qp, false, qp.d_release_after))
+				ag->st.kick_fail++;
+			continue;
+		}
+		/* a gap still open: its Depot-NACK or its retransmission was lost */
+		if (qp.d_deliv != qp.d_high && now > qp.last_progress_ns &&
+		    now - qp.last_progress_ns > nack_to && now - qp.last_nack_ns > nack_to &&
+		    now - ag->nacked_ns[qp.ring] > nack_to) {
+			ag->nacked_ns[qp.ring] = now;
+			nack_holes(ag, &cur, &qp);
+		}
+	}
+	for (i = 0; i < nr_gone; i++)
+		if (!bpf_map_lookup_elem(ag->qp_fd, &gone[i], &qp))
+			forget_qp(ag, &gone[i], &qp);
+}
+
+static int open_wan_io(struct agent *ag)
+{
+	struct lh_pktio_opts o = { .ifname = ag->cfg->wan.name };
+	struct lh_pktio *io;
+	int err = lh_pktio_open(&o, &io);
+
+	if (err)
+		return err;
+	ag->wan_io = io;
+	return 0;
+}
+
+static int dc_mac(struct agent *ag)
+{
+	struct lh_pktio_opts o = { .ifname = ag->cfg->dc.name };
+	struct lh_pktio *io;
+	int err = lh_pktio_open(&o, &io);
+
+	if (err)
+		return err;
+	memcpy(ag->dc_mac, lh_pktio_mac(io), 6);
+	lh_pktio_close(io);
+	return 0;
+}
+
+int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop)
+{
+	struct itimerspec its = { 0 };
+	struct ring_buffer *rb = NULL;
+	struct agent ag = { .cfg = cfg, .dp = dp };
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = -1, tfd = -1, rc = EXIT_KERNEL;
+	uint64_t ticks;
+
+	if (cfg->mode != MODE_LR2) {
+		while (!*stop)
+			pause();
+		return EXIT_OK;
+	}
+	ag.qp_fd = lhd_map_fd(dp, "lh_qp");
+	ag.ack_fd = lhd_map_fd(dp, "lh_ack");
+	ag.pair_fd = lhd_map_fd(dp, "lh_pair");
+	ag.ring_fd = lhd_map_fd(dp, "lh_ring");
+	ag.pool_free_fd = lhd_map_fd(dp, "lh_pool_free");
+	ag.ring_free_fd = lhd_map_fd(dp, "lh_ring_free");
+	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));
+	if (!ag.nacked_ns)
+		goto out;
+	if (open_wan_io(&ag) || dc_mac(&ag)) {
+		pr_warn("raw sockets on %s / %s for NACKs and kicks failed\n", cfg->wan.name,
+			cfg->dc.name);
+		goto out;
+	}
+	rb = ring_buffer__new(lhd_map_fd(dp, "lh_events"), on_event, &ag, NULL);
+	if (!rb) {
+		pr_warn("ring buffer lh_events: %s\n", strerror(errno));
+		goto out;
+	}
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (tfd < 0 || ep < 0)
+		goto out;
+	its.it_interval.tv_nsec = (long)cfg->tick_us * 1000;
+	its.it_value = its.it_interval;
+	timerfd_settime(tfd, 0, &its, NULL);
+	ev.data.fd = tfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+	ev.data.fd = ring_buffer__epoll_fd(rb);
+	epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	pr_debug("agent: tick %u us, Depot-NACK retry after %u us\n", cfg->tick_us,
+		 cfg->nack_timeout_us);
+
+	while (!*stop) {
+		struct epoll_event out[4];
+		int n = epoll_wait(ep, out, 4, 200), i;
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < n; i++) {
+			if (out[i].data.fd == tfd) {
+				if (read(tfd, &ticks, sizeof(ticks)) > 0)
+					tick(&ag);
+			} else {
+				ring_buffer__consume(rb);
+			}
+		}
+	}
+	pr_info("agent: %llu events, %llu QPs paired, %llu NACK retries, %llu runs continued, "
+		"%llu QPs forgotten\n",
+		(unsigned long long)ag.st.events, (unsigned long long)ag.st.paired,
+		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.kicks,
+		(unsigned long long)ag.st.qps_forgotten);
+	rc = EXIT_OK;
+out:
+	if (ep >= 0)
+		close(ep);
+	if (tfd >= 0)
+		close(tfd);
+	ring_buffer__free(rb);
+	lh_pktio_close(ag.wan_io);
+	free(ag.nacked_ns);
+	return rc;
+}

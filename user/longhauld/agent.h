@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The agent's part of LR2 at run time: what the programs hand it through the
+ * ring buffer (pairing, long runs, long gaps) and what needs time (Depot-NACK
+ * retries, stuck releases, forgetting idle QPs).
+ */
+#ifndef LONGHAULD_AGENT_H
+#define LONGHAULD_AGENT_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "datapath.h"
+
+struct lhd_agent_stats {
+	uint64_t events;
+	uint64_t paired;
+	uint64_t pair_ambiguous; /* an ACK that fits no or several data QPs: waits for the next */
+	uint64_t nack_retries; /* Depot-NACKs re-sent by the timer */
+	uint64_t nacks_more; /* Depot-NACKs for the rest of a long gap */
+	uint64_t kicks; /* release / replay runs continued */
+	uint64_t kick_fail;
+	uint64_t qps_forgotten;
+	uint64_t send_fail;
+};
+
+/* Run until *stop becomes non-zero; returns EXIT_OK or EXIT_KERNEL */
+int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop);
+
+#endif /* LONGHAULD_AGENT_H */

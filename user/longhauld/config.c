@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * longhauld settings. The config file has one `key = value` per line, the
+ * keys being the long options without "--" (`dc = eth1`, `wan-rtt = 20ms`,
+ * `verify-icrc = yes`); `#` starts a comment. The command line wins.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+#include "log.h"
+
+enum {
+	OPT_DC = 256,
+	OPT_WAN,
+	OPT_MODE,
+	OPT_ROLES,
+	OPT_INSTANCE,
+	OPT_PIN_DIR,
+	OPT_XDP_MODE,
+	OPT_VERIFY_ICRC,
+	OPT_KEEP_PINS,
+	OPT_MAX_QPS,
+	OPT_RINGS,
+	OPT_POOL_SLOTS,
+	OPT_WAN_RTT,
+	OPT_WAN_RATE,
+	OPT_NACK_TIMEOUT,
+	OPT_QP_IDLE,
+	OPT_CONFIG,
+};
+
+static const struct option long_opts[] = {
+	{ "dc", required_argument, NULL, OPT_DC },
+	{ "wan", required_argument, NULL, OPT_WAN },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "roles", required_argument, NULL, OPT_ROLES },
+	{ "instance", required_argument, NULL, OPT_INSTANCE },
+	{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
+	{ "xdp-mode", required_argument, NULL, OPT_XDP_MODE },
+	{ "verify-icrc", no_argument, NULL, OPT_VERIFY_ICRC },
+	{ "keep-pins", no_argument, NULL, OPT_KEEP_PINS },
+	{ "max-qps", required_argument, NULL, OPT_MAX_QPS },
+	{ "rings", required_argument, NULL, OPT_RINGS },
+	{ "pool-slots", required_argument, NULL, OPT_POOL_SLOTS },
+	{ "wan-rtt", required_argument, NULL, OPT_WAN_RTT },
+	{ "wan-rate", required_argument, NULL, OPT_WAN_RATE },
+	{ "nack-timeout", required_argument, NULL, OPT_NACK_TIMEOUT },
+	{ "qp-idle", required_argument, NULL, OPT_QP_IDLE },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void lhd_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: longhauld --dc IFACE --wan IFACE [OPTIONS]\n"
+		"Run longhaul on a gateway until SIGINT/SIGTERM: Depot for RoCEv2 arriving from the\n"
+		"WAN, Sentry for RoCEv2 leaving toward it. Programs are detached and pins removed\n"
+		"on exit.\n"
+		"\n"
+		"  --dc IFACE          interface toward the local data center\n"
+		"  --wan IFACE         interface toward the long haul\n"
+		"  --mode MODE         lr2 (default): Depot and Sentry; observe: parse, count, pass\n"
+		"  --roles LIST        depot,sentry (default both)\n"
+		"  --instance NAME     pin under " DEFAULT_PIN_ROOT "/NAME (several gateways on a host)\n"
+		"  --pin-dir DIR       pin maps under DIR instead (on a bpf filesystem)\n"
+		"  --xdp-mode MODE     auto (native where the driver has it), native, generic\n"
+		"  --wan-rtt TIME      round-trip time of the long haul (default 10ms): timers\n"
+		"  --wan-rate RATE     long-haul rate (default 1gbit): pool size = 2 x rate x RTT\n"
+		"  --pool-slots N      packets the reorder and backup pools hold (overrides the above)\n"
+		"  --max-qps N         connections tracked (default 1024)\n"
+		"  --rings N           connections that can hold packets at once (default max-qps)\n"
+		"  --nack-timeout TIME re-send a Depot-NACK for a gap still open after TIME\n"
+		"                      (default 1.5 x wan-rtt + 1ms)\n"
+		"  --qp-idle TIME      forget connections quiet for TIME (default 30s)\n"
+		"  --verify-icrc       observe mode: recompute every ICRC, count bad ones\n"
+		"  --keep-pins         leave the pinned maps after exit (post-mortem reading)\n"
+		"  --config FILE       read `key = value` lines (long options without --)\n"
+		"  -v, --verbose       debug messages, libbpf's included\n"
+		"  -h, --help\n"
+		"TIME: 250us, 20ms, 1s (bare numbers are ms); RATE: 100mbit, 10gbit, 1g.\n"
+		"\n"
+		"Exit status: 0 stopped cleanly, %d bad usage or config, %d no such interface,\n"
+		"%d interface or pin directory in use, %d kernel refused (feature, verifier).\n",
+		EXIT_USAGE, EXIT_NO_IFACE, EXIT_BUSY, EXIT_KERNEL);
+}
+
+/* "250us", "20ms", "1s", "5" (ms) -> microseconds */
+static int parse_time_us(const char *s, uint32_t *us)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mult = 1000;
+
+	if (end == s || v < 0)
+		return -EINVAL;
+	if (!strcmp(end, "us"))
+		mult = 1;
+	else if (!strcmp(end, "ms") || !*end)
+		mult = 1000;
+	else if (!strcmp(end, "s"))
+		mult = 1e6;
+	else
+		return -EINVAL;
+	if (v * mult > UINT32_MAX)
+		return -ERANGE;
+	*us = (uint32_t)(v * mult);
+	return 0;
+}
+
+/* "100mbit", "10gbit", "1g", "500m", "2000000" (bit/s) -> bit/s */
+static int parse_rate(const char *s, uint64_t *bps)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mult = 1;
+
+	if (end == s || v <= 0)
+		return -EINVAL;
+	if (!strcasecmp(end, "kbit") || !strcasecmp(end, "k"))
+		mult = 1e3;
+	else if (!strcasecmp(end, "mbit") || !strcasecmp(end, "m"))
+		mult = 1e6;
+	else if (!strcasecmp(end, "gbit") || !strcasecmp(end, "g"))
+		mult = 1e9;
+	else if (*end && strcasecmp(end, "bit"))
+		return -EINVAL;
+	*bps = (uint64_t)(v * mult);
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int set_iface(struct lh_iface *ifc, const char *name, const char *opt)
+{
+	if (!*name || strlen(name) >= IF_NAMESIZE) {
+		pr_warn("--%s: '%s' is not an interface name\n", opt, name);
+		return -EINVAL;
+	}
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	return 0;
+}
+
+/* One option, from the command line or the config file */
+static int apply(struct lhd_config *c, int opt, const char *arg, const char *name)
+{
+	uint32_t t;
+
+	switch (opt) {
+	case OPT_DC:
+		return set_iface(&c->dc, arg, name);
+	case OPT_WAN:
+		return set_iface(&c->wan, arg, name);
+	case OPT_MODE:
+		if (!strcmp(arg, "lr2"))
+			c->mode = MODE_LR2;
+		else if (!strcmp(arg, "observe"))
+			c->mode = MODE_OBSERVE;
+		else
+			goto bad;
+		return 0;
+	case OPT_ROLES: {
+		char buf[64], *tok, *save;
+
+		if (strlen(arg) >= sizeof(buf))
+			goto bad;
+		snprintf(buf, sizeof(buf), "%s", arg);
+		c->depot = c->sentry = false;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(tok, "depot"))
+				c->depot = true;
+			else if (!strcmp(tok, "sentry"))
+				c->sentry = true;
+			else
+				goto bad;
+		}
+		if (!c->depot && !c->sentry)
+			goto bad;
+		return 0;
+	}
+	case OPT_INSTANCE:
+		if (!*arg || strchr(arg, '/') || strlen(arg) >= sizeof(c->instance) || arg[0] == '.')
+			goto bad;
+		snprintf(c->instance, sizeof(c->instance), "%s", arg);
+		return 0;
+	case OPT_PIN_DIR:
+		if (!*arg || strlen(arg) >= sizeof(c->pin_dir))
+			goto bad;
+		snprintf(c->pin_dir, sizeof(c->pin_dir), "%s", arg);
+		return 0;
+	case OPT_XDP_MODE:
+		if (!strcmp(arg, "auto"))
+			c->xdp_mode = XDPM_AUTO;
+		else if (!strcmp(arg, "native"))
+			c->xdp_mode = XDPM_NATIVE;
+		else if (!strcmp(arg, "generic"))
+			c->xdp_mode = XDPM_GENERIC;
+		else
+			goto bad;
+		return 0;
+	case OPT_VERIFY_ICRC:
+		c->verify_icrc = true;
+		return 0;
+	case OPT_KEEP_PINS:
+		c->keep_pins = true;
+		return 0;
+	case OPT_MAX_QPS:
+		return parse_u32(arg, 1, 1 << 20, &c->max_qps) ? -EINVAL : 0;
+	case OPT_RINGS:
+		return parse_u32(arg, 1, 1 << 20, &c->rings) ? -EINVAL : 0;
+	case OPT_POOL_SLOTS:
+		return parse_u32(arg, 1, 1 << 22, &c->pool_slots) ? -EINVAL : 0;
+	case OPT_WAN_RTT:
+		if (parse_time_us(arg, &c->wan_rtt_us))
+			goto bad;
+		return 0;
+	case OPT_WAN_RATE:
+		if (parse_rate(arg, &c->wan_rate_bps))
+			goto bad;
+		return 0;
+	case OPT_NACK_TIMEOUT:
+		if (parse_time_us(arg, &c->nack_timeout_us) || !c->nack_timeout_us)
+			goto bad;
+		return 0;
+	case OPT_QP_IDLE:
+		if (parse_time_us(arg, &t) || t < 1000000)
+			goto bad;
+		c->qp_idle_s = t / 1000000;
+		return 0;
+	case 'v':
+		c->verbose = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+bad:
+	pr_warn("--%s: '%s' is not valid (see --help)\n", name, arg);
+	return -EINVAL;
+}
+
+static const struct option *find_opt(const char *name)
+{
+	const struct option *o;
+
+	for (o = long_opts; o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int read_config_file(struct lhd_config *c, const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int lineno = 0;
+
+	if (!f) {
+		pr_warn("--config %s: %s\n", path, strerror(errno));
+		return -EINVAL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *val, *hash;
+		const struct option *o;
+
+		lineno++;
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		s = trim(line);
+		if (!*s)
+			continue;
+		eq = strchr(s, '=');
+		key = trim(eq ? (*eq = 0, s) : s);
+		val = eq ? trim(eq + 1) : "";
+		o = find_opt(key);
+		if (!o || o->val == OPT_CONFIG || o->val == 'h') {
+			pr_warn("%s:%d: unknown key '%s'\n", path, lineno, key);
+			goto fail;
+		}
+		if (o->has_arg == no_argument) {
+			if (*val && strcmp(val, "yes") && strcmp(val, "true") && strcmp(val, "1")) {
+				if (!strcmp(val, "no") || !strcmp(val, "false") || !strcmp(val, "0"))
+					continue;
+				pr_warn("%s:%d: %s takes yes or no\n", path, lineno, key);
+				goto fail;
+			}
+		} else if (!*val) {
+			pr_warn("%s:%d: %s needs a value\n", path, lineno, key);
+			goto fail;
+		}
+		if (apply(c, o->val, val, key)) {
+			pr_warn("%s:%d: in the config file\n", path, lineno);
+			goto fail;
+		}
+	}
+	fclose(f);
+	return 0;
+fail:
+	fclose(f);
+	return -EINVAL;
+}
+
+static void defaults(struct lhd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = MODE_LR2;
+	c->depot = c->sentry = true;
+	c->max_qps = 1024;
+	c->wan_rtt_us = 10000;
+	c->wan_rate_bps = 1000000000ull;
+	c->qp_idle_s = 30;
+}
+
+/* What follows from the others: pin directory, pool size, timers */
+static int derive(struct lhd_config *c)
+{
+	uint64_t bdp_pkts;
+
+	if (c->pin_dir[0] && c->instance[0]) {
+		pr_warn("--pin-dir and --instance both name the pin directory: give one\n");
+		return -EINVAL;
+	}
+	if (!c->pin_dir[0]) {
+		if (c->instance[0])
+			snprintf(c->pin_dir, sizeof(c->pin_dir), DEFAULT_PIN_ROOT "/%s", c->instance);
+		else
+			snprintf(c->pin_dir, sizeof(c->pin_dir), DEFAULT_PIN_ROOT);
+	}
+	if (!c->dc.name[0] && !c->wan.name[0]) {
+		pr_warn("no interface: give --dc IFACE and --wan IFACE\n");
+		return -EINVAL;
+	}
+	if (c->mode == MODE_LR2 && (!c->dc.name[0] || !c->wan.name[0])) {
+		pr_warn("lr2 mode needs both --dc and --wan (observe mode takes one)\n");
+		return -EINVAL;
+	}
+	if (c->dc.name[0] && !strcmp(c->dc.name, c->wan.name)) {
+		pr_warn("--dc and --wan are the same interface (%s)\n", c->dc.name);
+		return -EINVAL;
+	}
+	if (c->verify_icrc && c->mode != MODE_OBSERVE) {
+		pr_warn("--verify-icrc is for --mode observe\n");
+		return -EINVAL;
+	}
+	if (!c->rings || c->rings > c->max_qps)
+		c->rings = c->max_qps;
+	if (!c->pool_slots) {
+		/* held + backup packets in flight: twice the long haul's BDP in 1 KiB packets */
+		bdp_pkts = c->wan_rate_bps / 8 * c->wan_rtt_us / 1000000 / 1024;
+		c->pool_slots = (uint32_t)(2 * bdp_pkts);
+		if (c->pool_slots < 1024)
+			c->pool_slots = 1024;
+		if (c->pool_slots > 262144)
+			c->pool_slots = 262144;
+	}
+	if (!c->nack_timeout_us)
+		c->nack_timeout_us = c->wan_rtt_us * 3 / 2 + 1000;
+	c->release_watchdog_us = 2000;
+	c->tick_us = c->nack_timeout_us / 4;
+	if (c->tick_us < 500)
+		c->tick_us = 500;
+	if (c->tick_us > 10000)
+		c->tick_us = 10000;
+	return 0;
+}
+
+int lhd_config_parse(int argc, char **argv, struct lhd_config *cfg)
+{
+	const char *config_path = NULL;
+	int c, i;
+
+	defaults(cfg);
+	/* the config file first, whatever its place on the command line */
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			config_path = argv[i + 1];
+		else if (!strncmp(argv[i], "--config=", 9))
+			config_path = argv[i] + 9;
+	}
+	if (config_path && read_config_file(cfg, config_path))
+		return EXIT_USAGE;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
+		const struct option *o;
+
+		if (c == 'h') {
+			lhd_usage(stdout);
+			exit(EXIT_OK);
+		}
+		if (c == OPT_CONFIG)
+			continue;
+		if (c == '?') {
+			lhd_usage(stderr);
+			return EXIT_USAGE;
+		}
+		for (o = long_opts; o->name && o->val != c; o++)
+			;
+		if (apply(cfg, c, optarg ? optarg : "", o->name ? o->name : "?"))
+			return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		pr_warn("unexpected argument '%s'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return derive(cfg) ? EXIT_USAGE : 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* longhauld's settings: command line and config file (docs/operations.md). */
+#ifndef LONGHAULD_CONFIG_H
+#define LONGHAULD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+
+#define PIN_DIR_MAX 200 /* bpffs path of the pins; leaves room for map names */
+#define DEFAULT_PIN_ROOT "/sys/fs/bpf/longhaul"
+
+/* Exit statuses: one per failure class */
+enum {
+	EXIT_OK = 0,
+	EXIT_USAGE = 2, /* bad flags or config */
+	EXIT_NO_IFACE = 3, /* an interface does not exist */
+	EXIT_BUSY = 4, /* another instance holds the interface or the pin directory */
+	EXIT_KERNEL = 5, /* the kernel refused: missing feature, verifier */
+};
+
+enum lh_mode {
+	MODE_LR2, /* Depot and Sentry */
+	MODE_OBSERVE, /* the gateway pass-through: parse, count, pass */
+};
+
+enum lh_xdp_mode { XDPM_AUTO, XDPM_NATIVE, XDPM_GENERIC };
+
+struct lh_iface {
+	char name[IF_NAMESIZE];
+	int ifindex;
+};
+
+struct lhd_config {
+	struct lh_iface dc, wan;
+	enum lh_mode mode;
+	bool depot, sentry; /* roles (LR2 mode) */
+	char pin_dir[PIN_DIR_MAX];
+	char instance[65];
+	enum lh_xdp_mode xdp_mode;
+	bool verify_icrc;
+	bool keep_pins;
+	bool verbose;
+	/* sizes */
+	uint32_t max_qps; /* lh_qp, lh_ack, lh_pair entries */
+	uint32_t rings; /* Depot QPs that can hold packets at once */
+	uint32_t pool_slots; /* packets the reorder + backup pools hold */
+	/* timing, from the configured RTTs unless given */
+	uint32_t wan_rtt_us;
+	uint64_t wan_rate_bps;
+	uint32_t nack_timeout_us; /* a gap not filled by then is NACKed again */
+	uint32_t release_watchdog_us; /* a release stuck that long is kicked */
+	uint32_t tick_us; /* the agent's timer */
+	uint32_t qp_idle_s; /* QPs quiet that long are forgotten */
+};
+
+/* Defaults, then the config file (--config), then the command line; 0 or EXIT_USAGE */
+int lhd_config_parse(int argc, char **argv, struct lhd_config *cfg);
+void lhd_usage(FILE *f);
+
+#endif /* LONGHAULD_CONFIG_H */

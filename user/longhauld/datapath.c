@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Loader lifecycle (libbpf-bootstrap / xdp-tools style): open every object
+ * with the same pin directory so they share their LIBBPF_PIN_BY_NAME maps,
+ * size the maps, load, fill the free lists and the config, attach with
+ * bpf_link (XDP; tcx, or a clsact qdisc on kernels without tcx). Each error
+ * names the step; the unwind runs in reverse order.
+ */
+#include <errno.h>
+#include <linux/if_link.h>
+#include <linux/pkt_cls.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "datapath.h"
+#include "dc_tc.skel.h"
+#include "dc_xdp.skel.h"
+#include "gateway.skel.h"
+#include "lh_maps.h"
+#include "log.h"
+#include "wan_xdp.skel.h"
+
+static const char *errstr(int err)
+{
+	static char buf[128];
+
+	libbpf_strerror(err, buf, sizeof(buf));
+	return buf;
+}
+
+/* Map sizes of the LR2 objects; every object gets the same, as they share pins */
+static int size_maps(struct bpf_object *obj, const struct lhd_config *cfg)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj) {
+		const char *n = bpf_map__name(m);
+		uint32_t size = 0;
+
+		if (!strcmp(n, "lh_qp") || !strcmp(n, "lh_ack") || !strcmp(n, "lh_pair"))
+			size = cfg->max_qps;
+		else if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
+			size = cfg->rings;
+		else if (!strcmp(n, "lh_pool") || !strcmp(n, "lh_pool_free"))
+			size = cfg->pool_slots;
+		if (size && bpf_map__set_max_entries(m, size))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Pins a crashed agent left behind: the caller holds the instance lock */
+static void remove_stale_pins(struct bpf_object *obj, const char *pin_dir)
+{
+	struct bpf_map *m;
+	char path[PIN_DIR_MAX + 32];
+
+	bpf_object__for_each_map(m, obj) {
+		if (!bpf_map__pin_path(m))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(m));
+		if (!unlink(path))
+			pr_info("removed stale pin %s\n", path);
+	}
+}
+
+/*
+ * Open one of the objects compiled into longhauld (the skeleton headers carry
+ * their ELF bytes), with the shared pin directory, and load it. setup runs
+ * between open and load.
+ */
+static int load_obj(struct lhd_datapath *dp, const void *elf, size_t elf_sz, const char *name,
+		    const struct lhd_config *cfg, int (*setup)(struct bpf_object *, const struct lhd_config *))
+{
+	LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = cfg->pin_dir, .object_name = name);
+	struct bpf_object *obj = bpf_object__open_mem(elf, elf_sz, &o);
+	const char *what = name;
+	int err;
+
+	if (!obj) {
+		err = -errno;
+		pr_warn("open %s: %s\n", what, errstr(err));
+		return EXIT_KERNEL;
+	}
+	dp->objs[dp->nr_objs++] = obj;
+	if (dp->nr_objs == 1)
+		remove_stale_pins(obj, cfg->pin_dir);
+	if (size_maps(obj, cfg)) {
+		pr_warn("size maps of %s\n", what);
+		return EXIT_USAGE;
+	}
+	if (setup && setup(obj, cfg)) {
+		pr_warn("set up %s before load\n", what);
+		return EXIT_KERNEL;
+	}
+	err = bpf_object__load(obj);
+	if (err) {
+		pr_warn("load %s: %s (kernel too old or the verifier refused it; -v shows why)\n",
+			what, errstr(err));
+		return EXIT_KERNEL;
+	}
+	return 0;
+}
+
+static int attach_xdp(int prog_fd, const struct lh_iface *ifc, const char *role,
+		      enum lh_xdp_mode mode)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts);
+	int fd, err;
+
+	if (mode == XDPM_NATIVE)
+		opts.flags = XDP_FLAGS_DRV_MODE;
+	else if (mode == XDPM_GENERIC)
+		opts.flags = XDP_FLAGS_SKB_MODE;
+	fd = bpf_link_create(prog_fd, ifc->ifindex, BPF_XDP, &opts);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -EBUSY || err == -EEXIST) {
+			pr_warn("attach XDP to %s (%s): an XDP program is already attached there "
+				"(another longhauld or tool): %s\n", ifc->name, role, errstr(err));
+			return -EBUSY;
+		}
+		pr_warn("attach XDP to %s (%s): %s\n", ifc->name, role, errstr(err));
+		return err;
+	}
+	pr_info("attached XDP to %s (%s side)\n", ifc->name, role);
+	return fd;
+}
+
+/* tcx where the kernel has it (6.6+), else a clsact qdisc and cls_bpf */
+static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifindex,
+		     const char *ifname, bool ingress, int slot)
+{
+	enum bpf_tc_attach_point pt = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS;
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = pt);
+	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = 1, .prog_fd = bpf_program__fd(prog));
+	struct bpf_link *l;
+	int err;
+
+	if (!dp->tc_legacy) {
+		l = bpf_program__attach_tcx(prog, ifindex, NULL);
+		if (l) {
+			dp->tc_links[slot] = l;
+			pr_info("attached tcx %s to %s\n", ingress ? "ingress" : "egress", ifname);
+			return 0;
+		}
+		err = -errno;
+		if (err != -EINVAL && err != -EOPNOTSUPP && err != -ENOTSUP) {
+			pr_warn("attach tcx %s to %s: %s\n", ingress ? "ingress" : "egress", ifname,
+				errstr(err));
+			return err;
+		}
+		pr_info("no tcx in this kernel: using a clsact qdisc on %s\n", ifname);
+		dp->tc_legacy = true;
+	}
+	hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+	err = bpf_tc_hook_create(&hook);
+	if (!err)
+		dp->clsact_created = true;
+	else if (err != -EEXIST) {
+		pr_warn("create clsact on %s: %s\n", ifname, errstr(err));
+		return err;
+	}
+	hook.attach_point = pt;
+	err = bpf_tc_attach(&hook, &tco);
+	if (err) {
+		pr_warn("attach tc %s to %s: %s\n", ingress ? "ingress" : "egress", ifname,
+			errstr(err));
+		return err;
+	}
+	pr_info("attached tc (clsact) %s to %s\n", ingress ? "ingress" : "egress", ifname);
+	return 0;
+}
+
+static int fill_queue(int fd, uint32_t n, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (bpf_map_update_elem(fd, NULL, &i, BPF_ANY)) {
+			pr_warn("fill %s: %s\n", name, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+int lhd_map_fd(const struct lhd_datapath *dp, const char *name)
+{
+	int i;
+
+	for (i = 0; i < dp->nr_objs; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(dp->objs[i], name);
+
+		if (m)
+			return bpf_map__fd(m);
+	}
+	return -1;
+}
+
+static int setup_gateway(struct bpf_object *obj, const struct lhd_config *cfg)
+{
+	struct bpf_map *m;
+	size_t sz;
+
+	/* const volatile lh_verify_icrc: the only variable of the gateway's .rodata */
+	bpf_object__for_each_map(m, obj) {
+		if (strstr(bpf_map__name(m), ".rodata")) {
+			__u8 *v = bpf_map__initial_value(m, &sz);
+
+			if (!v || !sz)
+				return -EINVAL;
+			v[0] = cfg->verify_icrc;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int prog_fd(const struct lhd_datapath *dp, int obj, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(dp->objs[obj], name);
+
+	return p ? bpf_program__fd(p) : -1;
+}
+
+static int up_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	const void *elf;
+	size_t sz;
+	int rc, fd, i;
+	const struct lh_iface *ifc[2] = { &cfg->dc, &cfg->wan };
+
+	elf = gateway_bpf__elf_bytes(&sz);
+	rc = load_obj(dp, elf, sz, "gateway", cfg, setup_gateway);
+	if (rc)
+		return rc;
+	for (i = 0; i < 2; i++) {
+		if (!ifc[i]->ifindex)
+			continue;
+		fd = attach_xdp(prog_fd(dp, 0, "lh_gateway"), ifc[i], i ? "wan" : "dc", cfg->xdp_mode);
+		if (fd < 0)
+			return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
+		dp->xdp_links[i] = fd;
+	}
+	return 0;
+}
+
+static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	struct lh_config bc = {
+		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
+		.wan_ifindex = (uint32_t)cfg->wan.ifindex,
+		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0),
+	};
+	uint32_t zero = 0;
+	const void *elf;
+	size_t sz;
+	int rc, fd;
+
+	elf = wan_xdp_bpf__elf_bytes(&sz);
+	rc = load_obj(dp, elf, sz, "wan_xdp", cfg, NULL);
+	if (!rc) {
+		elf = dc_xdp_bpf__elf_bytes(&sz);
+		rc = load_obj(dp, elf, sz, "dc_xdp", cfg, NULL);
+	}
+	if (!rc) {
+		elf = dc_tc_bpf__elf_bytes(&sz);
+		rc = load_obj(dp, elf, sz, "dc_tc", cfg, NULL);
+	}
+	if (rc)
+		return rc;
+
+	if (fill_queue(lhd_map_fd(dp, "lh_pool_free"), cfg->pool_slots, "lh_pool_free") ||
+	    fill_queue(lhd_map_fd(dp, "lh_ring_free"), cfg->rings, "lh_ring_free"))
+		return EXIT_KERNEL;
+	if (bpf_map_update_elem(lhd_map_fd(dp, "lh_config"), &zero, &bc, BPF_ANY)) {
+		pr_warn("write lh_config: %s\n", strerror(errno));
+		return EXIT_KERNEL;
+	}
+	dp->kick_fd = prog_fd(dp, 2, "lh_dc_kick");
+
+	fd = attach_xdp(prog_fd(dp, 1, "lh_dc_xdp"), &cfg->dc, "dc", cfg->xdp_mode);
+	if (fd < 0)
+		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
+	dp->xdp_links[0] = fd;
+	fd = attach_xdp(prog_fd(dp, 0, "lh_wan_xdp"), &cfg->wan, "wan", cfg->xdp_mode);
+	if (fd < 0)
+		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
+	dp->xdp_links[1] = fd;
+	if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_in"),
+		      cfg->dc.ifindex, cfg->dc.name, true, 0) ||
+	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_out"),
+		      cfg->dc.ifindex, cfg->dc.name, false, 1))
+		return EXIT_KERNEL;
+	return 0;
+}
+
+int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	int rc;
+
+	memset(dp, 0, sizeof(*dp));
+	dp->xdp_links[0] = dp->xdp_links[1] = -1;
+	dp->kick_fd = -1;
+	rc = cfg->mode == MODE_OBSERVE ? up_observe(dp, cfg) : up_lr2(dp, cfg);
+	if (rc)
+		lhd_datapath_down(dp, cfg);
+	return rc;
+}
+
+static void detach_legacy_tc(const struct lhd_config *cfg, bool destroy)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = cfg->dc.ifindex);
+	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = 1);
+
+	hook.attach_point = BPF_TC_INGRESS;
+	bpf_tc_detach(&hook, &tco);
+	hook.attach_point = BPF_TC_EGRESS;
+	bpf_tc_detach(&hook, &tco);
+	if (destroy) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+}
+
+void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (dp->xdp_links[i] >= 0)
+			close(dp->xdp_links[i]); /* the last reference to an XDP link detaches it */
+		dp->xdp_links[i] = -1;
+		bpf_link__destroy(dp->tc_links[i]);
+		dp->tc_links[i] = NULL;
+	}
+	if (dp->tc_legacy)
+		detach_legacy_tc(cfg, dp->clsact_created);
+	for (i = dp->nr_objs - 1; i >= 0; i--) {
+		if (!cfg->keep_pins)
+			bpf_object__unpin_maps(dp->objs[i], NULL);
+		bpf_object__close(dp->objs[i]);
+	}
+	dp->nr_objs = 0;
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * longhauld: the longhaul agent on a gateway. Takes the instance lock, loads
+ * and attaches the BPF programs of its mode (datapath.c), pins the maps an
+ * operator or a test reads, runs the agent loop (agent.c) until SIGINT or
+ * SIGTERM, and detaches cleanly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "config.h"
+#include "datapath.h"
+#include "log.h"
+
+#define LOCK_DIR "/run/longhaul"
+#define BPF_FS_MAGIC_NUM 0xcafe4a11
+
+static volatile int stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* mkdir -p for the pin directory, which must be on a bpf filesystem */
+static int prepare_pin_dir(const char *dir)
+{
+	char path[PIN_DIR_MAX], *p;
+	struct statfs st;
+
+	snprintf(path, sizeof(path), "%s", dir);
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	if (statfs(path, &st))
+		return -errno;
+	if ((unsigned long)st.f_type != BPF_FS_MAGIC_NUM)
+		return -ENOTSUP;
+	return 0;
+}
+
+/* Mount bpffs at /sys/fs/bpf when nothing is mounted there (fresh machines) */
+static void ensure_bpffs(void)
+{
+	struct statfs st;
+
+	if (!statfs("/sys/fs/bpf", &st) && (unsigned long)st.f_type == BPF_FS_MAGIC_NUM)
+		return;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
+		pr_debug("mount bpffs on /sys/fs/bpf: %s\n", strerror(errno));
+}
+
+/*
+ * One agent per pin directory: an flock'ed file named after it, held until
+ * exit (the kernel drops it if we crash). It also says who holds it, for
+ * `longhaul status`: pid, mode, interfaces, pin directory, start time.
+ */
+static int take_lock(const struct lhd_config *cfg)
+{
+	char path[PIN_DIR_MAX + 32], name[PIN_DIR_MAX];
+	size_t i;
+	int fd;
+
+	snprintf(name, sizeof(name), "%s", cfg->pin_dir);
+	for (i = 0; name[i]; i++)
+		if (name[i] == '/')
+			name[i] = '_';
+	if (mkdir(LOCK_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), LOCK_DIR "/%s.lock", name);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!ftruncate(fd, 0))
+		dprintf(fd,
+			"{\"pid\":%d,\"mode\":\"%s\",\"dc\":\"%s\",\"wan\":\"%s\",\"pin_dir\":\"%s\","
+			"\"started\":%lld,\"pool_slots\":%u,\"max_qps\":%u,\"rings\":%u,"
+			"\"wan_rtt_us\":%u,\"nack_timeout_us\":%u}\n",
+			getpid(), cfg->mode == MODE_LR2 ? "lr2" : "observe", cfg->dc.name,
+			cfg->wan.name, cfg->pin_dir, (long long)time(NULL), cfg->pool_slots,
+			cfg->max_qps, cfg->rings, cfg->wan_rtt_us, cfg->nack_timeout_us);
+	return fd;
+}
+
+/*
+ * NAKs the data path creates carry the receiver's address and are forwarded
+ * like any packet: strict reverse-path filtering would drop them on the
+ * interface they arrive on, and a NAK sent back out the interface it came in
+ * on would make the kernel send ICMP redirects. Set what is needed on our two
+ * interfaces only, and say so.
+ */
+static void set_sysctl(const char *iface, const char *key, const char *want, const char *bad)
+{
+	char path[128], cur[16] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/%s", iface, key);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(cur, sizeof(cur), f))
+		cur[0] = 0;
+	fclose(f);
+	if (strncmp(cur, bad, strlen(bad)))
+		return;
+	f = fopen(path, "w");
+	if (f) {
+		fputs(want, f);
+		fclose(f);
+		pr_info("set net.ipv4.conf.%s.%s = %s (was %s)\n", iface, key, want, bad);
+	}
+}
+
+static void gateway_sysctls(const struct lhd_config *cfg)
+{
+	char path[128], cur[8] = "";
+	FILE *f;
+
+	set_sysctl(cfg->dc.name, "rp_filter", "2", "1");
+	set_sysctl(cfg->wan.name, "rp_filter", "2", "1");
+	set_sysctl("all", "rp_filter", "2", "1");
+	set_sysctl(cfg->dc.name, "send_redirects", "0", "1");
+	set_sysctl("all", "send_redirects", "0", "1");
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/forwarding", cfg->wan.name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(cur, sizeof(cur), f) && cur[0] == '0')
+			pr_warn("IPv4 forwarding is off on %s: this host does not route, so RoCEv2 "
+				"will not cross it\n", cfg->wan.name);
+		fclose(f);
+	}
+}
+
+static int resolve(struct lh_iface *ifc, const char *role)
+{
+	if (!ifc->name[0])
+		return 0;
+	ifc->ifindex = (int)if_nametoindex(ifc->name);
+	if (!ifc->ifindex) {
+		pr_warn("--%s %s: no such interface in this network namespace\n", role, ifc->name);
+		return EXIT_NO_IFACE;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct lhd_datapath dp;
+	struct lhd_config cfg;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int rc, lock_fd, err;
+
+	lh_log_init("longhauld", LH_LOG_INFO);
+	lh_log_route_libbpf();
+	rc = lhd_config_parse(argc, argv, &cfg);
+	if (rc)
+		return rc;
+	if (cfg.verbose)
+		lh_log_set_level(LH_LOG_DEBUG);
+	rc = resolve(&cfg.dc, "dc") ?: resolve(&cfg.wan, "wan");
+	if (rc)
+		return rc;
+
+	ensure_bpffs();
+	err = prepare_pin_dir(cfg.pin_dir);
+	if (err) {
+		pr_warn("pin directory %s: %s\n", cfg.pin_dir,
+			err == -ENOTSUP ? "not on a bpf filesystem" : strerror(-err));
+		return EXIT_USAGE;
+	}
+	lock_fd = take_lock(&cfg);
+	if (lock_fd < 0) {
+		if (lock_fd == -EBUSY)
+			pr_warn("another longhauld uses %s: give this one --instance NAME\n",
+				cfg.pin_dir);
+		else
+			pr_warn("lock for %s: %s\n", cfg.pin_dir, strerror(-lock_fd));
+		return EXIT_BUSY;
+	}
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rc = lhd_datapath_up(&dp, &cfg);
+	if (rc) {
+		if (!cfg.keep_pins && cfg.instance[0])
+			rmdir(cfg.pin_dir);
+		close(lock_fd);
+		return rc;
+	}
+	if (cfg.mode == MODE_LR2) {
+		gateway_sysctls(&cfg);
+		pr_info("LR2 (%s%s%s): pool %u slots, %u QPs, Depot-NACK retry %u us\n",
+			cfg.depot ? "Depot" : "", cfg.depot && cfg.sentry ? " + " : "",
+			cfg.sentry ? "Sentry" : "", cfg.pool_slots, cfg.max_qps, cfg.nack_timeout_us);
+	}
+	pr_info("maps pinned under %s; running (SIGINT/SIGTERM stops)\n", cfg.pin_dir);
+
+	rc = lhd_agent_run(&cfg, &dp, &stop);
+	pr_info("stopping\n");
+	lhd_datapath_down(&dp, &cfg);
+	if (!cfg.keep_pins && cfg.instance[0])
+		rmdir(cfg.pin_dir); /* only if empty: never another's pins */
+	close(lock_fd);
+	return rc;
+}

@@ -31,9 +31,21 @@ uint64_t lhp_pattern_base(uint64_t seed, uint32_t qp, uint64_t msg)
 
 void lhp_pattern_fill(uint8_t *dst, uint64_t base, uint64_t off, size_t len)
 {
-	uint64_t w = off / 8, v;
+	uint64_t w = off / 8, v, word = base + w * PATTERN_STEP;
 	size_t skip = off % 8, n;
 
+	/* the common case: whole words from an aligned offset */
+	if (!skip) {
+		for (; len >= 8; len -= 8, dst += 8, word += PATTERN_STEP) {
+			v = htole64(word);
+			memcpy(dst, &v, 8);
+		}
+		if (len) {
+			v = htole64(word);
+			memcpy(dst, &v, len);
+		}
+		return;
+	}
 	while (len) {
 		v = htole64(base + w * PATTERN_STEP);
 		n = 8 - skip;

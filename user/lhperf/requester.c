@@ -166,6 +166,10 @@ static void req_retry(struct req_ctx *x, struct lhp_req_qp *q, uint8_t cause, ui
 	} else {
 		restart = q->una;
 	}
+	pr_debug("QP %u: %s retry from PSN 0x%06x (una seq %llu, next %llu, sent %llu)\n", q->idx,
+		 cause == LHP_EV_NAK ? "NAK" : "timeout", seq_psn(q, restart),
+		 (unsigned long long)q->una, (unsigned long long)q->next,
+		 (unsigned long long)q->sent_hi);
 	q->next = restart;
 	q->in_retry = true;
 	q->rewinds++;

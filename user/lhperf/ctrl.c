@@ -33,14 +33,14 @@
 static void addr_from_sockaddr(const struct sockaddr_storage *ss, int *family,
 			       union lh_ip_addr *a)
 {
+	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
 	memset(a, 0, sizeof(*a));
 	if (ss->ss_family == AF_INET) {
 		*family = AF_INET;
 		a->v4 = ((const struct sockaddr_in *)ss)->sin_addr;
 		return;
 	}
-	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
-
 	if (IN6_IS_ADDR_V4MAPPED(v6)) {
 		/* an IPv4 client of a dual-stack listener */
 		*family = AF_INET;
@@ -53,7 +53,7 @@ static void addr_from_sockaddr(const struct sockaddr_storage *ss, int *family,
 
 static int ctrl_addresses(struct lhp_ctrl *c)
 {
-	struct sockaddr_storage l, p;
+	struct sockaddr_storage l = { 0 }, p = { 0 };
 	socklen_t ll = sizeof(l), pl = sizeof(p);
 	int f1, f2;
 

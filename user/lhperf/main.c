@@ -214,7 +214,7 @@ static int parse_args(int argc, char **argv, struct lhp_opts *o, int *verbose)
 {
 	bool have_iters = false, server_flag = false;
 	int c, err = 0, bad_for_server = 0;
-	uint64_t v;
+	uint64_t v = 0;
 
 	opts_defaults(o);
 	for (c = 1; c < argc; c++)
@@ -423,7 +423,7 @@ uint64_t lhp_now_ns(void)
 uint64_t lhp_random64(void)
 {
 	static uint64_t fallback = 0x9e3779b97f4a7c15ull;
-	uint64_t v;
+	uint64_t v = 0;
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
 		return v;

@@ -82,7 +82,7 @@ out:
 int lh_nl_route_get(int family, const void *dst, int oif, struct lh_nl_route *r)
 {
 	struct nl_req req = { 0 };
-	char buf[NL_BUF];
+	char buf[NL_BUF] = { 0 };
 	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
 	struct rtmsg *rt;
 	struct rtattr *a;
@@ -141,7 +141,7 @@ int lh_nl_route_get(int family, const void *dst, int oif, struct lh_nl_route *r)
 int lh_nl_neigh_get(int family, int ifindex, const void *addr, uint8_t mac[6])
 {
 	struct nl_req req = { 0 };
-	char buf[NL_BUF];
+	char buf[NL_BUF] = { 0 };
 	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
 	struct ndmsg *nd;
 	struct rtattr *a;

@@ -78,6 +78,9 @@ assert_lossless() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"unreachable"* ]]
+	# --json still gives one object to scripts
+	jq_eq "$LHP_C" .status '"error"'
+	jq_eq "$LHP_C" .exit_code 1
 	# nobody listens: refused connections are retried for --connect-timeout, then 1
 	lhp_client --connect-timeout 1 10.30.0.2
 	echo "$output"
@@ -86,6 +89,10 @@ assert_lossless() {
 	lhp_client --dev nosuchdev 10.30.0.2
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"no interface nosuchdev"* ]]
+	# a server nobody comes to
+	run_t 10 nsenter --net=/var/run/netns/"$LHP_DST" "$LH_BIN/lhperf" --server --json --listen-timeout 0.5
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'"status":"error"'* ]]
 }
 
 @test "WRITE over IPv4: every byte verified, no retransmission, perftest-like fields" {

@@ -225,7 +225,7 @@ int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
 	if (r <= 0) {
 		err = r ? -errno : -ETIMEDOUT;
 		if (!r)
-			pr_warn("no client within %.0f s\n", o->listen_timeout);
+			pr_warn("no client within %g s\n", o->listen_timeout);
 		close(lfd);
 		return err;
 	}

@@ -299,6 +299,8 @@ int lhp_exit_code(const struct lhp_summary *s);
 void lhp_report(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
 		const struct lhp_port *pt, struct lhp_summary *s, const struct lhp_events *naks,
 		const struct lhp_events *rewinds);
+/* --json: the object of a run that failed before it started (status "error") */
+void lhp_report_setup_error(FILE *out, const struct lhp_opts *o, const char *what);
 
 /* ---- misc ---- */
 uint64_t lhp_now_ns(void);

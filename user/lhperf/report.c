@@ -362,3 +362,21 @@ void lhp_report(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
 		report_text(out, o, p, pt, s);
 	fflush(out);
 }
+
+void lhp_report_setup_error(FILE *out, const struct lhp_opts *o, const char *what)
+{
+	struct lh_json *j;
+
+	if (!o->json)
+		return;
+	j = lh_json_new(out, o->pretty);
+	lh_json_start_object(j);
+	lh_json_string_field(j, "role", o->server ? "server" : "client");
+	lh_json_string_field(j, "status", lhp_status_name(LHP_ST_ERROR));
+	lh_json_int_field(j, "exit_code", LHP_EXIT_ERROR);
+	lh_json_bool_field(j, "verified", false);
+	lh_json_string_field(j, "error", what);
+	lh_json_end_object(j);
+	lh_json_free(j);
+	fflush(out);
+}

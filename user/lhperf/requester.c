@@ -880,10 +880,18 @@ int lhp_client(const struct lhp_opts *o)
 						   (uint32_t)(lhp_random64() & ROCE_PSN_MASK);
 
 	err = lhp_ctrl_connect(o, &x->ctrl);
-	if (!err)
+	if (err) {
+		lhp_report_setup_error(stdout, o, "cannot connect to the server's side channel");
+	} else {
 		err = lhp_port_open(&x->port, o, &x->ctrl, o->mtu, o->qps, o->window);
-	if (!err)
+		if (err)
+			lhp_report_setup_error(stdout, o, "cannot send RoCEv2 frames to the server");
+	}
+	if (!err) {
 		err = req_handshake(x);
+		if (err)
+			lhp_report_setup_error(stdout, o, "the server refused or broke the setup");
+	}
 	if (err) {
 		req_free(x);
 		return LHP_EXIT_ERROR;
@@ -896,6 +904,7 @@ int lhp_client(const struct lhp_opts *o)
 		err = send_bad_frames(x);
 		if (err) {
 			pr_warn("sending the --bad-frames: %s\n", strerror(-err));
+			lhp_report_setup_error(stdout, o, "cannot send the --bad-frames");
 			req_free(x);
 			return LHP_EXIT_ERROR;
 		}

@@ -499,8 +499,10 @@ int lhp_server(const struct lhp_opts *o)
 	x->o = o;
 	x->ctrl.fd = -1;
 	lhp_fct_init(&x->sum.fct);
-	if (lhp_ctrl_listen(o, &x->ctrl))
+	if (lhp_ctrl_listen(o, &x->ctrl)) {
+		snprintf(err, sizeof(err), "no client connected");
 		goto fail;
+	}
 	r = lhp_params_recv(&x->ctrl, &x->p, err, sizeof(err));
 	if (r) {
 		pr_warn("client rejected: %s\n", err);
@@ -509,11 +511,13 @@ int lhp_server(const struct lhp_opts *o)
 	}
 	r = lhp_port_open(&x->port, o, &x->ctrl, x->p.mtu, x->p.qps, x->p.window);
 	if (r) {
-		lhp_ctrl_printf(&x->ctrl, "ERR server cannot reach the client's address: %s\n",
-				strerror(-r));
+		snprintf(err, sizeof(err), "cannot send RoCEv2 frames to the client: %s",
+			 strerror(-r));
+		lhp_ctrl_printf(&x->ctrl, "ERR server %s\n", err);
 		goto fail;
 	}
 	if (resp_setup(x)) {
+		snprintf(err, sizeof(err), "out of memory");
 		lhp_ctrl_printf(&x->ctrl, "ERR server out of memory\n");
 		goto fail;
 	}
@@ -522,8 +526,10 @@ int lhp_server(const struct lhp_opts *o)
 		lhp_ctrl_printf(&x->ctrl, "QP i=%u psn=0x%x va=0x%llx rkey=0x%x\n", i,
 				x->p.server_psn[i], (unsigned long long)x->p.server_va[i],
 				x->p.server_rkey[i]);
-	if (lhp_ctrl_printf(&x->ctrl, "READY\n"))
+	if (lhp_ctrl_printf(&x->ctrl, "READY\n")) {
+		snprintf(err, sizeof(err), "the client left during the setup");
 		goto fail;
+	}
 	x->cpu0 = lhp_cpu_seconds();
 	r = resp_run(x);
 	resp_collect(x);
@@ -536,6 +542,7 @@ int lhp_server(const struct lhp_opts *o)
 	resp_free(x);
 	return code;
 fail:
+	lhp_report_setup_error(stdout, o, err);
 	resp_free(x);
 	return LHP_EXIT_ERROR;
 }

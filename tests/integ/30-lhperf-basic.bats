@@ -198,6 +198,39 @@ assert_lossless() {
 	jq_eq "$LHP_C" .icrc_errors 6
 }
 
+@test "through a router: the next hop's MAC from the route and neighbour tables" {
+	# src --- rtr --- dst, the way issue 5's topology routes through gateways
+	local rsrc rtr rdst
+	rsrc=$(lh_ns rsrc)
+	rtr=$(lh_ns rtr)
+	rdst=$(lh_ns rdst)
+	lh_veth "$rsrc" "$LH_PREFIX-a0" "$rtr" "$LH_PREFIX-a1"
+	lh_veth "$rtr" "$LH_PREFIX-b1" "$rdst" "$LH_PREFIX-b0"
+	ip -n "$rsrc" addr add 10.32.1.1/24 dev "$LH_PREFIX-a0"
+	ip -n "$rtr" addr add 10.32.1.254/24 dev "$LH_PREFIX-a1"
+	ip -n "$rtr" addr add 10.32.2.254/24 dev "$LH_PREFIX-b1"
+	ip -n "$rdst" addr add 10.32.2.1/24 dev "$LH_PREFIX-b0"
+	ip -n "$rsrc" addr add fd32:1::1/64 dev "$LH_PREFIX-a0" nodad
+	ip -n "$rtr" addr add fd32:1::fe/64 dev "$LH_PREFIX-a1" nodad
+	ip -n "$rtr" addr add fd32:2::fe/64 dev "$LH_PREFIX-b1" nodad
+	ip -n "$rdst" addr add fd32:2::1/64 dev "$LH_PREFIX-b0" nodad
+	ip -n "$rsrc" route add default via 10.32.1.254
+	ip -n "$rdst" route add default via 10.32.2.254
+	ip -n "$rsrc" -6 route add default via fd32:1::fe
+	ip -n "$rdst" -6 route add default via fd32:2::fe
+	ip netns exec "$rtr" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	local dst
+	for dst in 10.32.2.1 fd32:2::1; do
+		LHP_SRC=$rsrc LHP_DST=$rdst lhp_run --qps 2 --size 30000 --iters 50 "$dst"
+		lhp_show
+		[ "$status" -eq 0 ]
+		# TTL / hop limit went down by one on the way: outside the ICRC, as RoCEv2 wants
+		assert_lossless "$LHP_C" 100 30000
+		jq_eq "$LHP_C" .device "\"$LH_PREFIX-a0\""
+		jq_eq "$LHP_S" .device "\"$LH_PREFIX-b0\""
+	done
+}
+
 @test "text output: a perftest-like table" {
 	lhp_server
 	run_t "$LHP_TIMEOUT" nsenter --net=/var/run/netns/"$LHP_SRC" "$LH_BIN/lhperf" -n 20 10.30.0.2

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * `longhaul qps show`: every entry of lh_qp (one per data direction of an
+ * RC connection), read under the entry's spin lock (BPF_F_LOCK) so each is
+ * a consistent snapshot: addresses, QPNs, role, Depot and Sentry state, the
+ * packets its ring holds, how long ago it saw a packet. Also the QP walk
+ * that `longhaul pools show` counts slots with.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+
+#include "lh_maps.h"
+#include "log.h"
+#include "output.h"
+#include "pins.h"
+#include "qps.h"
+#include "rocev2.h"
+
+static bool is_v4mapped(const __u8 *a)
+{
+	static const __u8 pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(a, pfx, sizeof(pfx));
+}
+
+static void addr_str(const __u8 *a, char *buf, size_t size)
+{
+	if (is_v4mapped(a))
+		inet_ntop(AF_INET, a + 12, buf, (socklen_t)size);
+	else
+		inet_ntop(AF_INET6, a, buf, (socklen_t)size);
+}
+
+/* "a.b.c.d" or an IPv6 address into a key address (IPv4 mapped) */
+static bool addr_parse(const char *s, __u8 *a)
+{
+	memset(a, 0, 16);
+	if (inet_pton(AF_INET, s, a + 12) == 1) {
+		a[10] = a[11] = 0xff;
+		return true;
+	}
+	return inet_pton(AF_INET6, s, a) == 1;
+}
+
+/* --key SRC,DST,QPN: the data direction's source, destination and destination QPN */
+static int key_parse(const char *arg, struct lh_qp_key *k)
+{
+	char buf[128], *src, *dst, *qpn, *end, *save = NULL;
+	unsigned long v;
+
+	memset(k, 0, sizeof(*k));
+	if (strlen(arg) >= sizeof(buf))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	src = strtok_r(buf, ",", &save);
+	dst = strtok_r(NULL, ",", &save);
+	qpn = strtok_r(NULL, ",", &save);
+	if (!src || !dst || !qpn || strtok_r(NULL, ",", &save))
+		goto bad;
+	if (!addr_parse(src, k->saddr) || !addr_parse(dst, k->daddr))
+		goto bad;
+	errno = 0;
+	v = strtoul(qpn, &end, 0);
+	if (errno || *end || end == qpn || v > ROCE_QPN_MASK)
+		goto bad;
+	k->dqpn = (__u32)v;
+	return 0;
+bad:
+	pr_err("--key '%s': want SRC,DST,QPN (e.g. 10.0.0.1,10.0.0.2,0x12)\n", arg);
+	return LH_EXIT_USAGE;
+}
+
+static int lookup_locked(int fd, const void *key, void *val)
+{
+	if (!bpf_map_lookup_elem_flags(fd, key, val, BPF_F_LOCK))
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	/* a map without a spin lock in its BTF: a plain copy */
+	return bpf_map_lookup_elem(fd, key, val) ? -errno : 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return memcmp(&((const struct qp_entry *)a)->key, &((const struct qp_entry *)b)->key,
+		      sizeof(struct lh_qp_key));
+}
+
+/* A growing array of entries: memory for the QPs there are, not for max_entries */
+struct qp_list {
+	struct qp_entry *e;
+	__u32 n, cap;
+};
+
+static struct qp_entry *list_add(struct qp_list *l)
+{
+	if (l->n == l->cap) {
+		__u32 cap = l->cap ? l->cap * 2 : 64;
+		struct qp_entry *e = realloc(l->e, cap * sizeof(*e));
+
+		if (!e)
+			return NULL;
+		l->e = e;
+		l->cap = cap;
+	}
+	return &l->e[l->n++];
+}
+
+#define BATCH 256
+
+/*
+ * Batched walk: the kernel hands out whole hash buckets, so an entry deleted
+ * or added meanwhile cannot make the walk start over (as get_next_key does
+ * when its previous key is gone). With BPF_F_LOCK each value is copied
+ * under its spin lock.
+ */
+static int read_batched(int fd, __u32 max, struct qp_list *l, __u64 flags)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o, .elem_flags = flags);
+	__u8 in[sizeof(struct lh_qp_key)], outb[sizeof(struct lh_qp_key)];
+	__u32 chunk = BATCH, count, i;
+	struct lh_qp_key *keys = NULL;
+	struct lh_qp *vals = NULL;
+	bool first = true;
+	int err = 0;
+
+	for (;;) {
+		if (!keys) {
+			keys = calloc(chunk, sizeof(*keys));
+			vals = calloc(chunk, sizeof(*vals));
+			if (!keys || !vals) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		count = chunk;
+		err = bpf_map_lookup_batch(fd, first ? NULL : in, outb, keys, vals, &count, &o) ?
+			      -errno :
+			      0;
+		if (err == -ENOSPC && chunk < max) {
+			/* a bucket larger than the chunk: take it in a bigger one */
+			chunk *= 2;
+			free(keys);
+			free(vals);
+			keys = NULL;
+			vals = NULL;
+			continue;
+		}
+		if (err && err != -ENOENT)
+			break;
+		for (i = 0; i < count && l->n < max; i++) {
+			struct qp_entry *e = list_add(l);
+
+			if (!e) {
+				err = -ENOMEM;
+				break;
+			}
+			e->key = keys[i];
+			e->qp = vals[i];
+		}
+		if (err == -ENOENT || !count || l->n >= max) {
+			err = err == -ENOMEM ? err : 0;
+			break;
+		}
+		if (err)
+			break;
+		memcpy(in, outb, sizeof(in));
+		first = false;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* Key by key (kernels or maps without batch lookups); stops at max entries */
+static int read_iter(int fd, __u32 max, struct qp_list *l)
+{
+	struct lh_qp_key k, next, *prev = NULL;
+	struct lh_qp qp;
+	struct qp_entry *e;
+
+	while (l->n < max && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (lookup_locked(fd, &k, &qp))
+			continue; /* deleted meanwhile */
+		e = list_add(l);
+		if (!e)
+			return -ENOMEM;
+		e->key = k;
+		e->qp = qp;
+	}
+	return 0;
+}
+
+int qps_read(const struct pinned_map *qp_map, struct qp_entry **out, __u32 *n)
+{
+	__u32 max = qp_map->info.max_entries;
+	struct qp_list l = { 0 };
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	err = read_batched(qp_map->fd, max, &l, BPF_F_LOCK);
+	if (err == -EINVAL) {
+		/* a map without a spin lock in its BTF */
+		l.n = 0;
+		err = read_batched(qp_map->fd, max, &l, 0);
+	}
+	if (err && err != -ENOMEM) {
+		pr_debug("batched lookup of lh_qp: %s: walking key by key\n", strerror(-err));
+		l.n = 0;
+		err = read_iter(qp_map->fd, max, &l);
+	}
+	if (err) {
+		free(l.e);
+		return err;
+	}
+	qsort(l.e, l.n, sizeof(*l.e), cmp_entry);
+	*out = l.e;
+	*n = l.n;
+	return 0;
+}
+
+bool qp_has_ring(const struct lh_qp *qp, __u32 nr_rings)
+{
+	return !(qp->flags & LH_QPF_NO_RING) && qp->ring != LH_NO_SLOT && qp->ring < nr_rings;
+}
+
+void ring_count(const struct lh_ring *r, struct slot_counts *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < LH_RING_SIZE; i++) {
+		switch (LH_TAG_STATE(r->ent[i].tag)) {
+		case LH_SLOT_FREE:
+			break;
+		case LH_SLOT_HELD:
+			c->held++;
+			break;
+		case LH_SLOT_BACKUP:
+			c->backup++;
+			break;
+		default:
+			c->other++;
+			break;
+		}
+	}
+}
+
+static const struct {
+	__u32 bit;
+	const char *name;
+} qp_flags[] = {
+	{ LH_QPF_PAIRED, "paired" },	   { LH_QPF_IPV6, "ipv6" },
+	{ LH_QPF_DEPOT, "depot" },	   { LH_QPF_SENTRY, "sentry" },
+	{ LH_QPF_RELEASING, "releasing" }, { LH_QPF_EPISODE, "episode" },
+	{ LH_QPF_SNAK_SENT, "snak_sent" }, { LH_QPF_NO_RING, "no_ring" },
+};
+
+static void print_flags(__u32 flags)
+{
+	char buf[16];
+	unsigned int i;
+	__u32 bit;
+
+	out_array_begin("flags");
+	for (i = 0; i < sizeof(qp_flags) / sizeof(qp_flags[0]); i++) {
+		if (flags & qp_flags[i].bit)
+			out_str(NULL, qp_flags[i].name);
+		flags &= ~qp_flags[i].bit;
+	}
+	for (bit = 1; flags; bit <<= 1) {
+		if (!(flags & bit))
+			continue;
+		snprintf(buf, sizeof(buf), "0x%x", bit); /* a flag newer than this build */
+		out_str(NULL, buf);
+		flags &= ~bit;
+	}
+	out_array_end();
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static void print_age(const char *key, __u64 now, __u64 then)
+{
+	out_usec(key, !then ? OUT_USEC_NONE : now > then ? (now - then) / 1000 : 0);
+}
+
+static unsigned int popcount_missing(const struct lh_qp *qp)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < LH_SR_WORDS; i++)
+		n += (unsigned int)__builtin_popcountll(qp->s_missing[i]);
+	return n;
+}
+
+static const char *role_of(__u32 flags)
+{
+	if (flags & LH_QPF_DEPOT)
+		return "depot";
+	if (flags & LH_QPF_SENTRY)
+		return "sentry";
+	return NULL;
+}
+
+static void print_qp(const struct qp_entry *e, const struct pinned_map *ring_map, __u64 now)
+{
+	const struct lh_qp *qp = &e->qp;
+	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], head[160];
+	const char *role = role_of(qp->flags);
+	bool ring = ring_map && qp_has_ring(qp, ring_map->info.max_entries);
+	struct slot_counts c = { 0 };
+	struct lh_ring r;
+
+	addr_str(e->key.saddr, src, sizeof(src));
+	addr_str(e->key.daddr, dst, sizeof(dst));
+	snprintf(head, sizeof(head), "qp 0x%06x  %s -> %s  %s", e->key.dqpn, src, dst,
+		 role ? role : "");
+	out_object_begin(head);
+	out_str("saddr", src);
+	out_str("daddr", dst);
+	out_hex("dqpn", e->key.dqpn, 6);
+	out_str("role", role);
+	if (qp->flags & LH_QPF_PAIRED)
+		out_hex("peer_qpn", qp->peer_qpn, 6);
+	else
+		out_null("peer_qpn");
+	print_flags(qp->flags);
+	if (qp->ring != LH_NO_SLOT && !(qp->flags & LH_QPF_NO_RING))
+		out_uint("ring", qp->ring);
+	else
+		out_null("ring");
+	out_hex("pkey", qp->pkey, 4);
+	out_uint("sport", qp->sport);
+	if (ring && !bpf_map_lookup_elem(ring_map->fd, &qp->ring, &r)) {
+		ring_count(&r, &c);
+		out_object_begin("slots");
+		out_uint("held", c.held);
+		out_uint("backup", c.backup);
+		out_uint("other", c.other);
+		out_object_end();
+	}
+	if (qp->flags & LH_QPF_DEPOT) {
+		out_object_begin("depot");
+		out_uint("epsn", qp->d_deliv);
+		out_uint("epsn_d", qp->d_high);
+		out_uint("acked", qp->d_acked);
+		/* PSNs received beyond ePSN: held, or missing */
+		out_int("pending", psn_diff(qp->d_high, qp->d_deliv));
+		out_uint("msn", qp->msn);
+		if (qp->flags & LH_QPF_RELEASING)
+			out_uint("release_after", qp->d_release_after);
+		else
+			out_null("release_after");
+		print_age("last_progress_age_us", now, qp->last_progress_ns);
+		print_age("last_nack_age_us", now, qp->last_nack_ns);
+		out_object_end();
+	}
+	if (qp->flags & LH_QPF_SENTRY) {
+		out_object_begin("sentry");
+		out_uint("next", qp->s_next);
+		out_bool("episode", qp->flags & LH_QPF_EPISODE);
+		if (qp->flags & LH_QPF_EPISODE) {
+			out_uint("replay", qp->s_replay);
+			out_uint("end", qp->s_end);
+		} else {
+			out_null("replay");
+			out_null("end");
+		}
+		out_uint("base", qp->s_base);
+		out_uint("missing", popcount_missing(qp));
+		out_object_end();
+	}
+	print_age("last_rx_age_us", now, qp->last_rx_ns);
+	out_object_end();
+}
+
+int do_qps_show(struct lh_cli *cli)
+{
+	struct pinned_map qp_map, ring_map;
+	struct qp_entry *e = NULL, one;
+	bool have_ring;
+	__u32 n = 0, i, shown = 0;
+	__u64 now;
+	int rc;
+
+	if (cli->opt.key && key_parse(cli->opt.key, &one.key))
+		return LH_EXIT_USAGE;
+	rc = map_open(&cli->target, "lh_qp", &qp_map);
+	if (rc)
+		return rc;
+	warn_if_stopped(&cli->target);
+	/* the rings are optional here (slot counts); a wrong one is refused all the same */
+	rc = map_get(&cli->target, "lh_ring", &ring_map);
+	if (rc == LH_EXIT_INCOMPAT || rc == LH_EXIT_ERROR) {
+		map_close(&qp_map);
+		return map_open(&cli->target, "lh_ring", &ring_map);
+	}
+	have_ring = !rc;
+
+	if (cli->opt.key) {
+		rc = lookup_locked(qp_map.fd, &one.key, &one.qp);
+		if (rc) {
+			pr_err("no QP %s in lh_qp%s%s\n", cli->opt.key, rc == -ENOENT ? "" : ": ",
+			       rc == -ENOENT ? "" : strerror(-rc));
+			rc = LH_EXIT_ERROR;
+			goto out;
+		}
+		e = malloc(sizeof(*e));
+		if (!e) {
+			rc = LH_EXIT_ERROR;
+			goto out;
+		}
+		*e = one;
+		n = 1;
+	} else {
+		rc = qps_read(&qp_map, &e, &n);
+		if (rc) {
+			pr_err("read lh_qp: %s\n", strerror(-rc));
+			rc = LH_EXIT_ERROR;
+			goto out;
+		}
+	}
+	now = now_ns();
+	out_key_width(22);
+	out_array_begin(NULL);
+	for (i = 0; i < n; i++) {
+		const struct lh_qp *qp = &e[i].qp;
+
+		if ((cli->opt.given & CMD_OPT_QPN) && e[i].key.dqpn != cli->opt.qpn &&
+		    !((qp->flags & LH_QPF_PAIRED) && qp->peer_qpn == cli->opt.qpn))
+			continue;
+		print_qp(&e[i], have_ring ? &ring_map : NULL, now);
+		shown++;
+	}
+	out_array_end();
+	if (!shown && !out_json())
+		printf("no QPs\n");
+	rc = 0;
+out:
+	free(e);
+	if (have_ring)
+		map_close(&ring_map);
+	map_close(&qp_map);
+	return rc;
+}

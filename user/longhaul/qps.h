@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Reading lh_qp and the rings of its QPs: shared by `qps show` and `pools show`. */
+#ifndef LONGHAUL_QPS_H
+#define LONGHAUL_QPS_H
+
+#include "lh_maps.h"
+#include "pins.h"
+
+struct qp_entry {
+	struct lh_qp_key key;
+	struct lh_qp qp;
+};
+
+/* Pool slots a ring points at, by LH_TAG_STATE of each entry */
+struct slot_counts {
+	__u64 held;
+	__u64 backup;
+	__u64 other; /* states this build has no name for */
+};
+
+/* Every entry of lh_qp, each copied under its lock, sorted by key; *out is malloc'ed */
+int qps_read(const struct pinned_map *qp_map, struct qp_entry **out, __u32 *n);
+/* The QP owns ring qp->ring of an lh_ring with nr_rings entries */
+bool qp_has_ring(const struct lh_qp *qp, __u32 nr_rings);
+/* Add the used entries of a ring to c */
+void ring_count(const struct lh_ring *r, struct slot_counts *c);
+
+#endif /* LONGHAUL_QPS_H */

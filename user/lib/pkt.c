@@ -191,21 +191,10 @@ static uint8_t *write_roce_ext(const struct lh_roce_hdrs *r, uint32_t f, uint8_t
 	return p;
 }
 
-ssize_t lh_pkt_build(const struct lh_pkt_spec *s, void *buf, size_t cap)
+/* Link and IP headers of s for an IP payload of l4_len bytes; returns where L4 starts */
+static uint8_t *write_l2_l3(const struct lh_pkt_spec *s, uint8_t *p, size_t l4_len)
 {
-	uint32_t f = roce_opcode_info(s->roce.opcode);
-	size_t total = lh_pkt_size(s), roce_len = spec_roce_len(s);
-	size_t l3_len = (s->family == AF_INET6 ? IPV6_HDR_LEN : IPV4_HDR_LEN);
-	uint8_t *p = buf, *l3, *udp;
-	uint32_t pad, icrc;
 	unsigned int i;
-
-	if (!f || s->nr_vlans > LH_MAX_VLANS || (s->family != AF_INET && s->family != AF_INET6))
-		return -EINVAL;
-	if (s->payload_len && !s->payload)
-		return -EINVAL;
-	if (UDP_HDR_LEN + roce_len > 0xffff || total > cap)
-		return -ENOSPC;
 
 	if (s->l2) {
 		memcpy(p, s->dst_mac, LH_ETH_ALEN);
@@ -219,29 +208,45 @@ ssize_t lh_pkt_build(const struct lh_pkt_spec *s, void *buf, size_t cap)
 		put16(p, s->family == AF_INET6 ? LH_ETH_P_IPV6 : LH_ETH_P_IPV4);
 		p += 2;
 	}
-
-	l3 = p;
 	if (s->family == AF_INET6) {
 		put32(p, 6u << 28 | (uint32_t)s->tos << 20 | (s->flow_label & 0xfffff));
-		put16(p + 4, (uint16_t)(UDP_HDR_LEN + roce_len));
+		put16(p + 4, (uint16_t)l4_len);
 		p[6] = IPPROTO_UDP_NUM;
 		p[7] = s->ttl;
 		memcpy(p + 8, s->src.v6.s6_addr, 16);
 		memcpy(p + 24, s->dst.v6.s6_addr, 16);
-	} else {
-		p[0] = 0x45;
-		p[1] = s->tos;
-		put16(p + 2, (uint16_t)(l3_len + UDP_HDR_LEN + roce_len));
-		put16(p + 4, s->ip_id);
-		put16(p + 6, s->df ? IPV4_DF : 0);
-		p[8] = s->ttl;
-		p[9] = IPPROTO_UDP_NUM;
-		put16(p + 10, 0);
-		memcpy(p + 12, &s->src.v4, 4);
-		memcpy(p + 16, &s->dst.v4, 4);
-		put16(p + 10, lh_inet_csum(p, IPV4_HDR_LEN, 0));
+		return p + IPV6_HDR_LEN;
 	}
-	p += l3_len;
+	p[0] = 0x45;
+	p[1] = s->tos;
+	put16(p + 2, (uint16_t)(IPV4_HDR_LEN + l4_len));
+	put16(p + 4, s->ip_id);
+	put16(p + 6, s->df ? IPV4_DF : 0);
+	p[8] = s->ttl;
+	p[9] = IPPROTO_UDP_NUM;
+	put16(p + 10, 0);
+	memcpy(p + 12, &s->src.v4, 4);
+	memcpy(p + 16, &s->dst.v4, 4);
+	put16(p + 10, lh_inet_csum(p, IPV4_HDR_LEN, 0));
+	return p + IPV4_HDR_LEN;
+}
+
+ssize_t lh_pkt_build(const struct lh_pkt_spec *s, void *buf, size_t cap)
+{
+	uint32_t f = roce_opcode_info(s->roce.opcode);
+	size_t total = lh_pkt_size(s), roce_len = spec_roce_len(s);
+	size_t l3_len = (s->family == AF_INET6 ? IPV6_HDR_LEN : IPV4_HDR_LEN);
+	uint8_t *p = buf, *l3, *udp;
+	uint32_t pad, icrc;
+	if (!f || s->nr_vlans > LH_MAX_VLANS || (s->family != AF_INET && s->family != AF_INET6))
+		return -EINVAL;
+	if (s->payload_len && !s->payload)
+		return -EINVAL;
+	if (UDP_HDR_LEN + roce_len > 0xffff || total > cap)
+		return -ENOSPC;
+
+	l3 = p + spec_l2_len(s);
+	p = write_l2_l3(s, p, UDP_HDR_LEN + roce_len);
 
 	udp = p;
 	put16(p, s->sport);
@@ -275,6 +280,28 @@ ssize_t lh_pkt_build(const struct lh_pkt_spec *s, void *buf, size_t cap)
 	if (s->udp_csum)
 		put16(udp + 6, udp_csum(l3, s->family, udp, (uint16_t)(p - udp)));
 	return (ssize_t)(p - (uint8_t *)buf);
+}
+
+ssize_t lh_udp_build(const struct lh_pkt_spec *s, const void *payload, size_t len, void *buf,
+		     size_t cap)
+{
+	size_t l3_len = s->family == AF_INET6 ? IPV6_HDR_LEN : IPV4_HDR_LEN;
+	size_t total = spec_l2_len(s) + l3_len + UDP_HDR_LEN + len;
+	uint8_t *l3, *udp;
+
+	if (s->nr_vlans > LH_MAX_VLANS || (s->family != AF_INET && s->family != AF_INET6))
+		return -EINVAL;
+	if (UDP_HDR_LEN + len > 0xffff || total > cap)
+		return -ENOSPC;
+	l3 = (uint8_t *)buf + spec_l2_len(s);
+	udp = write_l2_l3(s, buf, UDP_HDR_LEN + len);
+	put16(udp, s->sport);
+	put16(udp + 2, s->dport);
+	put16(udp + 4, (uint16_t)(UDP_HDR_LEN + len));
+	put16(udp + 6, 0);
+	memcpy(udp + UDP_HDR_LEN, payload, len);
+	put16(udp + 6, udp_csum(l3, s->family, udp, (uint16_t)(UDP_HDR_LEN + len)));
+	return (ssize_t)total;
 }
 
 /* ---- parser ---- */

@@ -142,6 +142,14 @@ size_t lh_pkt_size(const struct lh_pkt_spec *s);
 ssize_t lh_pkt_build(const struct lh_pkt_spec *s, void *buf, size_t cap);
 
 /*
+ * A plain UDP datagram with the spec's link, IP and UDP fields (its RoCE
+ * fields are ignored) and the given payload; the UDP checksum is computed.
+ * Returns its length, -ENOSPC or -EINVAL.
+ */
+ssize_t lh_udp_build(const struct lh_pkt_spec *s, const void *payload, size_t len, void *buf,
+		     size_t cap);
+
+/*
  * Parse buf (starting with Ethernet when l2, else with the IP header) and fill
  * p. Returns p->result: LH_STAT_ROCE for a complete RoCEv2 packet, otherwise
  * the reason it is not one (the same code the BPF parser counts).

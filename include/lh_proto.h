@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What longhaul's gateways say to each other on the wire (docs/protocol.md).
+ *
+ * Depot-NACK: a complete RoCEv2 NAK (AETH 0x60) from the receiver to the
+ * sender with PSN = the Depot's ePSN (the first PSN it has not delivered),
+ * so it is exactly the NAK the receiving NIC would have sent: a NIC without
+ * a Sentry in front of it rewinds correctly. The mark lives only in the six
+ * reserved bits of BTH byte 4, outside the ICRC (LH_DNACK_* in lh_maps.h).
+ *
+ * Depot report: a UDP datagram from the receiver's address to the sender's,
+ * port LH_REPORT_PORT, with the Depot's full view of a QP: ePSN, ePSN_D and
+ * which PSNs between them it holds. The Sentry on the path consumes it; with
+ * no Sentry it reaches the sending host, which has nothing listening there.
+ */
+#ifndef LH_PROTO_H
+#define LH_PROTO_H
+
+#include "lh_types.h"
+
+#define LH_REPORT_PORT 4792
+#define LH_REPORT_MAGIC 0x4c48 /* "LH" */
+#define LH_REPORT_VERSION 1
+#define LH_REPORT_BITS 256
+
+enum lh_msg_type {
+	LH_MSG_DEPOT_REPORT = 1,
+};
+
+/* UDP payload of a Depot report; every field in network byte order */
+struct lh_report {
+	__be16 magic;
+	__u8 version;
+	__u8 type; /* enum lh_msg_type */
+	__be32 dqpn; /* the data packets' destination QPN (the responder's) */
+	__be32 peer_qpn; /* the requester's QPN */
+	__be32 epsn; /* ePSN: first PSN not delivered to the receiving NIC */
+	__be32 epsn_d; /* ePSN_D: one past the highest PSN received */
+	__be16 nbits; /* bits of held[] that count: ePSN_D - ePSN, at most 256 */
+	__be16 flags;
+	__be32 seq; /* per QP, incremented by the sender of the reports */
+	__u8 held[LH_REPORT_BITS / 8]; /* bit i (byte i / 8, LSB first): ePSN + i is held */
+} LH_PACKED;
+_Static_assert(sizeof(struct lh_report) == 60, "lh_report is 60 bytes");
+
+#endif /* LH_PROTO_H */

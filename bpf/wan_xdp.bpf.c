@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * XDP on a gateway's WAN interface: what arrives from the long haul.
- * Data (RC SEND / RDMA WRITE) is for the Depot of this gateway; ACKs, NAKs
- * and Depot-NACKs travelling back to a local requester are for its Sentry.
+ * Data (RC SEND / RDMA WRITE) is for the Depot of this gateway; ACKs, NAKs,
+ * Depot-NACKs and Depot reports travelling back to a local requester are
+ * for its Sentry.
  * Everything else passes.
  */
 #include "lib/common.h"
@@ -17,12 +18,19 @@ int lh_wan_xdp(struct xdp_md *ctx)
 	struct lh_parsed p;
 	int verdict = XDP_PASS;
 
-	if (lh_parse_xdp(ctx, &p) != LH_STAT_ROCE || !cfg)
+	int r = lh_parse_xdp(ctx, &p);
+
+	if (!cfg)
+		;
+	else if (r == LH_STAT_PARSE_NON_ROCE && p.dport == LH_REPORT_PORT &&
+		 (cfg->flags & LH_CFG_SENTRY))
+		verdict = sentry_xdp_report(ctx, &p);
+	else if (r != LH_STAT_ROCE)
 		;
 	else if ((cfg->flags & LH_CFG_DEPOT) && lh_is_rc_data(&p))
-		verdict = depot_xdp_data(ctx, &p, st);
+		verdict = depot_xdp_data(ctx, &p);
 	else if ((cfg->flags & LH_CFG_SENTRY) && lh_is_rc_ack(&p))
-		verdict = sentry_xdp_ack(ctx, &p, st);
+		verdict = sentry_xdp_ack(ctx, &p);
 	else
 		lh_count(st, LH_STAT_NOT_HANDLED);
 	if (verdict == XDP_PASS)

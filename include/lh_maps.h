@@ -57,6 +57,9 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 #define LH_QPF_EPISODE 0x20 /* Sentry: an SR recovery episode is active */
 #define LH_QPF_SNAK_SENT 0x40 /* Sentry: a Sentry-NACK for the gap at s_next went out */
 #define LH_QPF_NO_RING 0x80 /* no ring index: the QP is passed through, counted */
+#define LH_QPF_REWIND_PENDING 0x100 /* Sentry: a NAK went to the NIC, no replay seen yet */
+#define LH_QPF_NIC_RETRY 0x200 /* Sentry: the NIC is in a retry and ignores NAKs until an ACK */
+#define LH_QPF_NAK_DEFERRED 0x400 /* Sentry: a NAK (s_deferred) is owed to the NIC after that ACK */
 
 #define LH_SR_WORDS 4 /* Sentry's missing-PSN bitmap: 256 PSNs from s_base */
 
@@ -85,6 +88,11 @@ struct lh_qp {
 	__u32 s_replay; /* in an episode: next PSN of the NIC's replay */
 	__u32 s_end; /* in an episode: s_next when it began */
 	__u32 s_base; /* PSN of bit 0 of s_missing */
+	__u32 s_rewind; /* PSN of the last NAK passed on to the NIC */
+	__u32 s_una; /* the receiver acknowledged every PSN before this */
+	__u32 s_retry_psn; /* where the NIC's retry began: an ACK from there ends it */
+	__u32 s_deferred; /* PSN of the NAK owed to the NIC (LH_QPF_NAK_DEFERRED) */
+	__u32 d_unsafe_end; /* Depot: one past the last PSN delivered without a backup copy */
 	__u64 s_missing[LH_SR_WORDS]; /* PSNs the Depot reported missing */
 
 	__u64 last_rx_ns; /* last data packet, for the agent's timers and GC */
@@ -103,10 +111,25 @@ struct lh_ack_key {
 };
 _Static_assert(sizeof(struct lh_ack_key) == 36, "lh_ack_key is 36 bytes");
 
+/* Data QPs between two hosts, so that an ACK can be paired without the agent */
+#define LH_HOSTPAIR_QPS 8
+
+struct lh_hostpair_key {
+	__u8 saddr[16]; /* requester (data source) */
+	__u8 daddr[16]; /* responder */
+};
+
+struct lh_hostpair {
+	struct bpf_spin_lock lock;
+	__u32 n; /* QPs learned between the two, may exceed LH_HOSTPAIR_QPS */
+	__u32 dqpn[LH_HOSTPAIR_QPS]; /* their data QPNs (the responder's) */
+};
+
 enum lh_slot_state {
 	LH_SLOT_FREE = 0,
 	LH_SLOT_HELD, /* reorder pool: received out of order, not yet delivered */
 	LH_SLOT_BACKUP, /* backup pool: delivered, kept until the NIC acknowledges it */
+	LH_SLOT_CACHED, /* Sentry: a missing PSN it let through, kept until acknowledged */
 };
 
 /*
@@ -133,7 +156,7 @@ struct lh_slot {
 	__u32 psn;
 	__u32 ring; /* owner: the QP's ring index */
 	__u32 len; /* bytes in data */
-	__u32 pad;
+	__u32 sent_ms; /* Sentry: when its copy last went out (ms, 0: never), for re-sends */
 	__u8 data[LH_SLOT_DATA];
 };
 
@@ -142,7 +165,7 @@ struct lh_config {
 	__u32 dc_ifindex;
 	__u32 wan_ifindex;
 	__u32 flags; /* LH_CFG_* */
-	__u32 pad;
+	__u32 resend_guard_ms; /* Sentry: no re-send of a copy that went out this recently */
 };
 
 #define LH_CFG_DEPOT 0x01 /* act as Depot for data arriving from the WAN */
@@ -154,7 +177,9 @@ enum lh_event_type {
 	LH_EV_ACK_UNPAIRED, /* an ACK for an unpaired QP: key, dqpn and psn say which */
 	LH_EV_RELEASE_MORE, /* a release or replay run stopped at LH_BURST: continue it */
 	LH_EV_POOL_EMPTY, /* no free slot: the pool is too small for the traffic */
-	LH_EV_NACK_MORE, /* a gap longer than a Depot-NACK: psn and flags (count) say the rest */
+	LH_EV_NACK_MORE, /* (unused) */
+	LH_EV_GAP, /* Depot: a gap opened or remains after a release: send a report */
+	LH_EV_NAK_DUE, /* Sentry: the NIC's retry ended: send it the NAK it was owed (psn) */
 };
 
 struct lh_event {

@@ -51,7 +51,6 @@
 	X(DEPOT_IN_ORDER, depot_in_order, "Depot: in-order packet delivered, copy kept for backup") \
 	X(DEPOT_HELD, depot_held, "Depot: out-of-order packet held in the reorder pool") \
 	X(DEPOT_NACK, depot_nack, "Depot: Depot-NACK sent for a new gap") \
-	X(DEPOT_NACK_LONG, depot_nack_long, "Depot: gap longer than one Depot-NACK: agent sends the rest") \
 	X(DEPOT_DUP_DELIVERED, depot_dup_delivered, "Depot: retransmission of a delivered PSN: passed") \
 	X(DEPOT_DUP_HELD, depot_dup_held, "Depot: retransmission of a held PSN: dropped") \
 	X(DEPOT_WINDOW, depot_window, "Depot: PSN beyond the ring window: passed unchanged") \
@@ -80,9 +79,14 @@
 	X(SENTRY_SR_DROP, sentry_sr_drop, "Sentry: retransmission the Depot holds: dropped") \
 	X(SENTRY_DNACK_FORWARD, sentry_dnack_forward, "Sentry: Depot-NACK turned into the NIC's NAK") \
 	X(SENTRY_DNACK_ABSORB, sentry_dnack_absorb, "Sentry: Depot-NACK recorded, NIC already rewinding") \
-	X(SENTRY_DNACK_OVERFLOW, sentry_dnack_overflow, "Sentry: missing PSN beyond the filter window: filter off") \
 	X(SENTRY_EPISODE_END, sentry_episode_end, "Sentry: recovery episode ended (replay caught up or ACKed)") \
-	X(SENTRY_EPISODE_CANCEL, sentry_episode_cancel, "Sentry: plain NAK from the far NIC: filtering stopped")
+	X(SENTRY_EPISODE_CANCEL, sentry_episode_cancel, "Sentry: plain NAK from the far NIC: filtering stopped") \
+	X(SENTRY_CACHED, sentry_cached, "Sentry: copy kept of a missing PSN it let through") \
+	X(SENTRY_UNCACHED, sentry_uncached, "Sentry: cached copies freed by the far NIC's ACKs") \
+	X(SENTRY_REPORT, sentry_report, "Sentry: Depot report taken in") \
+	X(SENTRY_REPORT_BAD, sentry_report_bad, "Sentry: malformed message on the report port") \
+	X(SENTRY_REPORT_UNKNOWN, sentry_report_unknown, "Sentry: report for a QP it does not know: passed") \
+	X(SENTRY_RESENT, sentry_resent, "Sentry: missing PSNs re-sent from its own copies")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

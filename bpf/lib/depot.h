@@ -4,7 +4,8 @@
  * from the WAN (XDP on the WAN interface):
  *  - in order (PSN == ePSN): delivered, a copy kept in the pool as backup;
  *  - out of order (PSN > ePSN): held in the pool, the NIC never sees the gap;
- *    a new gap [ePSN_D, PSN) turns this packet into a Depot-NACK;
+ *    a new gap [ePSN_D, PSN) turns this packet into a Depot-NACK (the NIC's
+ *    own NAK: PSN = ePSN) and asks the agent for a report (lh_proto.h);
  *  - a packet that fills the gap is delivered and marks the QP "releasing":
  *    the DC egress TC program emits the held run after it (dc_tc.bpf.c).
  * Whatever the Depot cannot handle (unknown or unpaired QP, pool or ring
@@ -15,7 +16,19 @@
 #define LH_BPF_DEPOT_H
 
 #include "nak.h"
+#include "pool.h"
 #include "qp.h"
+
+/*
+ * PSN of a Depot-NACK: the receiver's ePSN, unless something before it went
+ * to the NIC without a backup copy and the NIC has not acknowledged it: a NAK
+ * acknowledges every PSN before its own, and that one the Depot could not
+ * answer a NIC NAK for. Then the NIC's own acknowledged point. Under the lock.
+ */
+static __always_inline __u32 depot_nack_psn(const struct lh_qp *qp)
+{
+	return psn_diff(qp->d_unsafe_end, qp->d_acked) > 0 ? qp->d_acked : qp->d_deliv;
+}
 
 enum depot_action {
 	DEPOT_DELIVER,
@@ -27,45 +40,8 @@ enum depot_action {
 	DEPOT_NO_SLOT,
 };
 
-/* Give a slot back to the free queue */
-static __always_inline void depot_slot_free(__u32 idx)
-{
-	if (idx != LH_NO_SLOT)
-		bpf_map_push_elem(&lh_pool_free, &idx, 0);
-}
-
-/* Copy the packet's L3 bytes into a free slot; returns the slot index or LH_NO_SLOT */
-static __always_inline __u32 depot_store(struct xdp_md *ctx, const struct lh_parsed *p,
-					 __u32 ring, struct lh_stats *st)
-{
-	__u32 idx = LH_NO_SLOT, len = (__u32)p->l4_off + p->udp_len - p->l3_off;
-	struct lh_slot *slot;
-
-	if (len > LH_SLOT_DATA) {
-		lh_count(st, LH_STAT_DEPOT_TOO_BIG);
-		return LH_NO_SLOT;
-	}
-	/* two separate tests: clang would fold them into one the verifier cannot use */
-	barrier_var(len);
-	if (len == 0)
-		return LH_NO_SLOT;
-	if (bpf_map_pop_elem(&lh_pool_free, &idx)) {
-		lh_count(st, LH_STAT_POOL_EMPTY);
-		return LH_NO_SLOT;
-	}
-	slot = bpf_map_lookup_elem(&lh_pool, &idx);
-	if (!slot || bpf_xdp_load_bytes(ctx, p->l3_off, slot->data, len)) {
-		depot_slot_free(idx);
-		return LH_NO_SLOT;
-	}
-	slot->psn = p->psn;
-	slot->ring = ring;
-	slot->len = len;
-	return idx;
-}
-
-static __always_inline int depot_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p,
-					  struct lh_stats *st)
+static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh_parsed *p,
+					 struct lh_stats *st)
 {
 	__u32 psn = p->psn, idx, gap_start = 0, gap_len = 0, ring_idx;
 	enum depot_action act;
@@ -107,7 +83,7 @@ static __always_inline int depot_xdp_data(struct xdp_md *ctx, const struct lh_pa
 		lh_count(st, LH_STAT_DEPOT_UNPAIRED);
 		return XDP_PASS;
 	}
-	idx = depot_store(ctx, p, ring_idx, st);
+	idx = lh_pool_store(ctx, p, ring_idx, st);
 	if (idx == LH_NO_SLOT && d > 0)
 		return XDP_PASS; /* fail open: out of order goes to the NIC, its go-back-N recovers */
 	now = bpf_ktime_get_ns();
@@ -124,6 +100,8 @@ static __always_inline int depot_xdp_data(struct xdp_md *ctx, const struct lh_pa
 		if (idx != LH_NO_SLOT) {
 			e->slot = idx;
 			e->tag = LH_TAG(LH_SLOT_BACKUP, psn);
+		} else {
+			qp->d_unsafe_end = psn_add(psn, 1);
 		}
 		qp->d_deliv = psn_add(psn, 1);
 		if (psn_diff(qp->d_deliv, qp->d_high) > 0)
@@ -137,16 +115,30 @@ static __always_inline int depot_xdp_data(struct xdp_md *ctx, const struct lh_pa
 	} else if (idx == LH_NO_SLOT) {
 		act = DEPOT_NO_SLOT; /* in order while a run is released, and no slot to hold it */
 	} else {
+		__u32 i;
+
 		e->slot = idx;
 		e->tag = LH_TAG(LH_SLOT_HELD, psn);
 		act = DEPOT_HOLD;
-		if (psn_diff(psn, qp->d_high) > 0) {
-			gap_start = qp->d_high;
-			gap_len = psn_diff(psn, qp->d_high);
-			act = DEPOT_HOLD_NACK;
-		}
+		if (psn_diff(psn, qp->d_high) > 0)
+			act = DEPOT_HOLD_NACK; /* a new gap [d_high, psn) */
 		if (psn_diff(psn, qp->d_high) >= 0)
 			qp->d_high = psn_add(psn, 1);
+		/*
+		 * The Depot-NACK is the receiving NIC's own NAK: PSN = ePSN, the
+		 * first PSN not delivered. Its mark says how many PSNs from there
+		 * are missing (the first hole); the report the agent sends on the
+		 * LH_EV_GAP event gives the whole picture.
+		 */
+		gap_start = depot_nack_psn(qp);
+		for (i = 0; i < LH_DNACK_MAX_RANGE; i++) {
+			__u32 x = psn_add(qp->d_deliv, i);
+
+			if (x == qp->d_high ||
+			    ring->ent[x & LH_RING_MASK].tag == LH_TAG(LH_SLOT_HELD, x))
+				break;
+		}
+		gap_len = i ? i : 1;
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);
@@ -163,13 +155,7 @@ static __always_inline int depot_xdp_data(struct xdp_md *ctx, const struct lh_pa
 		return XDP_DROP;
 	case DEPOT_HOLD_NACK:
 		lh_count(st, LH_STAT_DEPOT_HELD);
-		if (gap_len > LH_DNACK_MAX_RANGE) {
-			/* the agent reports the rest of the gap */
-			lh_count(st, LH_STAT_DEPOT_NACK_LONG);
-			lh_event(LH_EV_NACK_MORE, &key, psn_add(gap_start, LH_DNACK_MAX_RANGE),
-				 gap_len - LH_DNACK_MAX_RANGE);
-			gap_len = LH_DNACK_MAX_RANGE;
-		}
+		lh_event(LH_EV_GAP, &key, psn, 0); /* the agent sends the report */
 		if (lh_xdp_make_nak(ctx, p, qp->peer_qpn, gap_start, qp->msn,
 				    LH_DNACK_MARK | ((gap_len - 1) & LH_DNACK_LEN_MASK))) {
 			lh_count(st, LH_STAT_NAK_BUILD_FAIL);
@@ -180,19 +166,27 @@ static __always_inline int depot_xdp_data(struct xdp_md *ctx, const struct lh_pa
 		lh_count(st, LH_STAT_DEPOT_NACK);
 		return XDP_PASS; /* the kernel routes the NACK back over the WAN */
 	case DEPOT_DUP_HELD:
-		depot_slot_free(idx);
+		lh_slot_free(idx);
 		lh_count(st, LH_STAT_DEPOT_DUP_HELD);
 		lh_count(st, LH_STAT_DROP);
 		return XDP_DROP;
 	case DEPOT_RING_BUSY:
-		depot_slot_free(idx);
+		lh_slot_free(idx);
 		lh_count(st, LH_STAT_DEPOT_RING_BUSY);
 		return XDP_PASS;
 	default:
-		depot_slot_free(idx);
+		lh_slot_free(idx);
 		lh_count(st, LH_STAT_DEPOT_DUP_DELIVERED);
 		return XDP_PASS;
 	}
+}
+
+/* Verified once as a global function (stack and verifier work of its own) */
+__noinline int depot_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p)
+{
+	if (!p)
+		return XDP_PASS;
+	return depot_xdp_data_do(ctx, p, lh_stats_get());
 }
 
 #endif /* LH_BPF_DEPOT_H */

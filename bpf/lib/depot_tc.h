@@ -15,47 +15,13 @@
 #ifndef LH_BPF_DEPOT_TC_H
 #define LH_BPF_DEPOT_TC_H
 
+#include "emit.h"
 #include "qp.h"
 
 #ifndef TC_ACT_OK
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 #endif
-
-/* Rewrite skb as pool slot idx after its l2-byte link header, TTL - 1, and send a clone */
-static __always_inline int depot_emit_slot(struct __sk_buff *skb, __u32 idx, __u32 l2,
-					   __u32 ifindex, bool v6)
-{
-	struct lh_slot *slot = bpf_map_lookup_elem(&lh_pool, &idx);
-	__u32 len;
-	__u8 ttl;
-
-	if (!slot || l2 > 64)
-		return -1;
-	len = slot->len;
-	if (len > LH_SLOT_DATA)
-		return -1;
-	barrier_var(len); /* keep the two bounds apart for the verifier */
-	if (len < 28)
-		return -1;
-	if (bpf_skb_change_tail(skb, l2 + len, 0))
-		return -1;
-	if (bpf_skb_store_bytes(skb, l2, slot->data, len, 0))
-		return -1;
-	/* routing would have decremented the TTL; it is outside the ICRC */
-	if (v6) {
-		ttl = slot->data[7] > 1 ? slot->data[7] - 1 : 1;
-		bpf_skb_store_bytes(skb, l2 + 7, &ttl, 1, 0);
-	} else {
-		__u16 old = (__u16)slot->data[8] << 8 | slot->data[9], new;
-
-		ttl = slot->data[8] > 1 ? slot->data[8] - 1 : 1;
-		new = (__u16)ttl << 8 | slot->data[9];
-		bpf_skb_store_bytes(skb, l2 + 8, &ttl, 1, 0);
-		bpf_l3_csum_replace(skb, l2 + 10, bpf_htons(old), bpf_htons(new), 2);
-	}
-	return bpf_clone_redirect(skb, ifindex, 0) ? -1 : 0;
-}
 
 /*
  * Emit the held run from d_deliv, at most LH_BURST packets; clears
@@ -67,8 +33,12 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 {
 	bool v6 = qp->flags & LH_QPF_IPV6, done = false;
 	__u64 now = bpf_ktime_get_ns();
-	__u32 i, n = 0;
+	__u32 i, n = 0, prev = LH_NO_SLOT;
 
+	/*
+	 * Each packet goes out when the next one is known, so that the last of
+	 * the batch can carry AckReq (see lh_skb_set_ackreq).
+	 */
 	for (i = 0; i < LH_BURST; i++) {
 		__u32 idx = LH_NO_SLOT, x;
 		struct lh_ring_ent *e;
@@ -90,16 +60,27 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 		bpf_spin_unlock(&qp->lock);
 		if (done)
 			break;
-		if (depot_emit_slot(skb, idx, l2, ifindex, v6)) {
-			lh_count(st, LH_STAT_EMIT_FAIL);
-			continue; /* kept as backup: the NIC NAKs it, the replay brings it */
+		if (prev != LH_NO_SLOT) {
+			if (lh_emit_slot(skb, prev, l2, ifindex, v6, false))
+				lh_count(st, LH_STAT_EMIT_FAIL); /* stays backup: the NIC NAKs it back */
+			else
+				n++;
 		}
-		n++;
-		lh_count(st, LH_STAT_DEPOT_RELEASED);
+		prev = idx;
 	}
+	if (prev != LH_NO_SLOT) {
+		if (lh_emit_slot(skb, prev, l2, ifindex, v6, true))
+			lh_count(st, LH_STAT_EMIT_FAIL);
+		else
+			n++;
+	}
+	lh_count_n(st, LH_STAT_DEPOT_RELEASED, n);
 	if (!done) {
 		lh_count(st, LH_STAT_DEPOT_RELEASE_MORE);
 		lh_event(LH_EV_RELEASE_MORE, key, qp->d_deliv, 0);
+	} else if (qp->d_deliv != qp->d_high) {
+		/* the run stopped at the next hole: tell the sender side now */
+		lh_event(LH_EV_GAP, key, qp->d_deliv, 0);
 	}
 	return n;
 }
@@ -137,7 +118,7 @@ static __always_inline __u32 depot_replay(struct __sk_buff *skb, struct lh_qp *q
 			bpf_skb_store_bytes(skb, 6, macs, 6, 0);
 			swapped = true;
 		}
-		if (depot_emit_slot(skb, idx, l2, ifindex, v6)) {
+		if (lh_emit_slot(skb, idx, l2, ifindex, v6, false)) {
 			lh_count(st, LH_STAT_EMIT_FAIL);
 			break;
 		}
@@ -184,21 +165,14 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 					struct lh_config *cfg, struct lh_stats *st)
 {
 	__u32 psn = p->psn, from = 0, n = 0, ring_idx;
-	struct lh_qp_key ack_key, *dkey;
+	struct lh_qp_key ack_key, dkey;
 	struct lh_ring *ring;
 	struct lh_qp *qp;
 
 	if (!(p->opflags & ROCE_OPF_AETH))
 		return TC_ACT_OK;
-	lh_key_of(&ack_key, p);
-	dkey = bpf_map_lookup_elem(&lh_ack, &ack_key);
-	qp = dkey ? bpf_map_lookup_elem(&lh_qp, dkey) : NULL;
-	if (!qp || !dkey) {
-		lh_count(st, LH_STAT_ACK_UNPAIRED);
-		lh_event(LH_EV_ACK_UNPAIRED, &ack_key, psn, 0);
-		return TC_ACT_OK;
-	}
-	if (!(qp->flags & LH_QPF_DEPOT))
+	qp = lh_qp_of_ack(p, &ack_key, &dkey, st);
+	if (!qp || !(qp->flags & LH_QPF_DEPOT))
 		return TC_ACT_OK;
 	ring_idx = qp->ring;
 	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
@@ -221,9 +195,7 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 		return TC_ACT_OK;
 	}
 	if (p->syndrome == AETH_NAK_PSN_SEQ_ERROR) {
-		struct lh_qp_key dk = *dkey;
-
-		if (depot_replay(skb, qp, ring, psn, p->l3_off, cfg->dc_ifindex, &dk, st)) {
+		if (depot_replay(skb, qp, ring, psn, p->l3_off, cfg->dc_ifindex, &dkey, st)) {
 			lh_count(st, LH_STAT_DEPOT_NAK_LOCAL);
 			lh_count(st, LH_STAT_DROP);
 			return TC_ACT_SHOT; /* answered here: the NAK does not cross the WAN */

@@ -46,6 +46,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_pair SEC(".maps");
 
+/* Data QPs per pair of hosts (struct lh_hostpair), written by lh_qp_learn, for pairing */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096); /* agent: as lh_qp */
+	__type(key, struct lh_hostpair_key);
+	__type(value, struct lh_hostpair);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_hostpair SEC(".maps");
+
 /* Depot QPs' PSN windows (struct lh_ring), one per QP that holds packets */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -25,6 +25,8 @@ struct lh_parsed {
 	__u16 udp_len;
 	__u16 pkey;
 	__u16 sport;
+	__u16 dport;
+	__u16 pad0;
 	__u8 ipv6;
 	__u8 opcode;
 	__u8 bth_flags;
@@ -48,24 +50,16 @@ static __always_inline void lh_addr_v4mapped(__u8 *dst, __be32 a)
 	__builtin_memcpy(dst + 12, &a, 4);
 }
 
-/* Fill p from a parse that succeeded (m and c describe the packet) */
-static __always_inline void lh_parsed_fill(struct lh_parsed *p, struct hdr_cursor *c,
-					   const struct lh_pkt_meta *m)
+/* Addresses and ports of any UDP packet the parser got through */
+static __always_inline void lh_parsed_fill_udp(struct lh_parsed *p, const struct lh_pkt_meta *m)
 {
-	struct roce_aeth *aeth;
-
-	p->opflags = m->opflags;
+	if (!m->udp)
+		return;
 	p->l3_off = m->l3_off;
 	p->l4_off = m->l4_off;
-	p->bth_off = m->bth_off;
-	p->udp_len = m->udp_len;
 	p->sport = bpf_ntohs(m->udp->source);
-	p->opcode = m->bth->opcode;
-	p->bth_flags = m->bth->flags;
-	p->pkey = bpf_ntohs(m->bth->pkey);
-	p->byte4 = bth_byte4(m->bth);
-	p->qpn = bth_qpn(m->bth);
-	p->psn = bth_psn(m->bth);
+	p->dport = bpf_ntohs(m->udp->dest);
+	p->udp_len = bpf_ntohs(m->udp->len);
 	if (m->ip4) {
 		p->ipv6 = 0;
 		lh_addr_v4mapped(p->saddr, m->ip4->saddr);
@@ -79,6 +73,23 @@ static __always_inline void lh_parsed_fill(struct lh_parsed *p, struct hdr_curso
 		__builtin_memcpy(p->smac, m->eth->h_source, 6);
 		__builtin_memcpy(p->dmac, m->eth->h_dest, 6);
 	}
+}
+
+/* Fill p from a parse that succeeded (m and c describe the packet) */
+static __always_inline void lh_parsed_fill(struct lh_parsed *p, struct hdr_cursor *c,
+					   const struct lh_pkt_meta *m)
+{
+	struct roce_aeth *aeth;
+
+	lh_parsed_fill_udp(p, m);
+	p->opflags = m->opflags;
+	p->bth_off = m->bth_off;
+	p->opcode = m->bth->opcode;
+	p->bth_flags = m->bth->flags;
+	p->pkey = bpf_ntohs(m->bth->pkey);
+	p->byte4 = bth_byte4(m->bth);
+	p->qpn = bth_qpn(m->bth);
+	p->psn = bth_psn(m->bth);
 	aeth = lh_roce_ext(c, m, ROCE_OPF_AETH, sizeof(*aeth));
 	if (aeth) {
 		p->syndrome = aeth_syndrome(aeth);
@@ -107,6 +118,8 @@ __noinline int lh_parse_xdp(struct xdp_md *ctx, struct lh_parsed *p)
 	if (p->result == LH_STAT_ROCE) {
 		lh_count_opcode(m.bth->opcode);
 		lh_parsed_fill(p, &c, &m);
+	} else if (p->result == LH_STAT_PARSE_NON_ROCE) {
+		lh_parsed_fill_udp(p, &m);
 	}
 	return p->result;
 }
@@ -136,6 +149,8 @@ __noinline int lh_parse_skb(struct __sk_buff *skb, struct lh_parsed *p)
 	p->result = lh_parse_packet(&c, &m);
 	if (p->result == LH_STAT_ROCE)
 		lh_parsed_fill(p, &c, &m);
+	else if (p->result == LH_STAT_PARSE_NON_ROCE)
+		lh_parsed_fill_udp(p, &m);
 	return p->result;
 }
 

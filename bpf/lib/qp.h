@@ -37,18 +37,6 @@ static __always_inline void lh_event(__u32 type, const struct lh_qp_key *k, __u3
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* Data QP of an ACK/NAK (the packet's own key is the ACK direction), or NULL */
-static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
-						  struct lh_qp_key *ack_key)
-{
-	struct lh_qp_key *dkey;
-
-	lh_key_of(ack_key, p);
-	dkey = bpf_map_lookup_elem(&lh_ack, ack_key);
-	if (!dkey)
-		return NULL;
-	return bpf_map_lookup_elem(&lh_qp, dkey);
-}
 
 /*
  * Adopt the agent's pairing (lh_pair) into the QP. The agent never writes
@@ -69,6 +57,110 @@ static __always_inline bool lh_qp_paired(struct lh_qp *qp, const struct lh_qp_ke
 	qp->flags |= LH_QPF_PAIRED;
 	bpf_spin_unlock(&qp->lock);
 	return true;
+}
+
+/* Remember a new data QP under its pair of hosts */
+static __always_inline void lh_hostpair_add(const struct lh_qp_key *k)
+{
+	struct lh_hostpair_key hk;
+	struct lh_hostpair *hp, fresh = {};
+
+	__builtin_memcpy(hk.saddr, k->saddr, 16);
+	__builtin_memcpy(hk.daddr, k->daddr, 16);
+	hp = bpf_map_lookup_elem(&lh_hostpair, &hk);
+	if (!hp) {
+		bpf_map_update_elem(&lh_hostpair, &hk, &fresh, BPF_NOEXIST);
+		hp = bpf_map_lookup_elem(&lh_hostpair, &hk);
+		if (!hp)
+			return;
+	}
+	bpf_spin_lock(&hp->lock);
+	if (hp->n < LH_HOSTPAIR_QPS)
+		hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)] = k->dqpn;
+	hp->n++;
+	bpf_spin_unlock(&hp->lock);
+}
+
+/*
+ * Pair an ACK (responder -> requester, requester's QPN, PSN) with its data QP
+ * right here when the pair of hosts has at most LH_HOSTPAIR_QPS QPs: the one
+ * unpaired QP whose window holds the PSN. Otherwise (or when it is not
+ * clear) the agent decides on the event. Returns 0 when paired.
+ */
+__noinline int lh_pair_from_ack(const struct lh_parsed *p)
+{
+	struct lh_hostpair_key hk;
+	struct lh_qp_key ack, k, best = {};
+	struct lh_hostpair *hp;
+	__s32 best_d = 0x7fffffff;
+	__u32 i, n, ties = 0, peer;
+
+	if (!p)
+		return -1;
+	/* the ACK goes from the responder (its source) to the requester */
+	__builtin_memcpy(hk.saddr, p->daddr, 16);
+	__builtin_memcpy(hk.daddr, p->saddr, 16);
+	hp = bpf_map_lookup_elem(&lh_hostpair, &hk);
+	if (!hp)
+		return -1;
+	n = hp->n;
+	if (n > LH_HOSTPAIR_QPS)
+		return -1;
+	__builtin_memcpy(k.saddr, hk.saddr, 16);
+	__builtin_memcpy(k.daddr, hk.daddr, 16);
+	for (i = 0; i < LH_HOSTPAIR_QPS; i++) {
+		struct lh_qp *qp;
+		__s32 d;
+
+		if (i >= n)
+			break;
+		k.dqpn = hp->dqpn[i];
+		qp = bpf_map_lookup_elem(&lh_qp, &k);
+		if (!qp || (qp->flags & LH_QPF_PAIRED) || bpf_map_lookup_elem(&lh_pair, &k))
+			continue;
+		d = psn_diff((qp->flags & LH_QPF_DEPOT) ? qp->d_deliv : qp->s_next, p->psn);
+		if (d <= 0 || d > 65536)
+			continue;
+		if (d == best_d)
+			ties++;
+		if (d < best_d) {
+			best_d = d;
+			best = k;
+			ties = 0;
+		}
+	}
+	if (best_d == 0x7fffffff || ties)
+		return -1;
+	peer = p->qpn;
+	lh_key_of(&ack, p);
+	if (bpf_map_update_elem(&lh_pair, &best, &peer, BPF_ANY) ||
+	    bpf_map_update_elem(&lh_ack, &ack, &best, BPF_ANY))
+		return -1;
+	return 0;
+}
+
+/*
+ * Data QP of an ACK/NAK (the packet's own key is the ACK direction), pairing
+ * it on the spot when that is clear; NULL when unpaired (an event then asks
+ * the agent). *dkey receives the data key.
+ */
+static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
+						  struct lh_qp_key *ack_key, struct lh_qp_key *dkey,
+						  struct lh_stats *st)
+{
+	struct lh_qp_key *dk;
+
+	lh_key_of(ack_key, p);
+	dk = bpf_map_lookup_elem(&lh_ack, ack_key);
+	if (!dk && !lh_pair_from_ack(p))
+		dk = bpf_map_lookup_elem(&lh_ack, ack_key);
+	if (!dk) {
+		lh_count(st, LH_STAT_ACK_UNPAIRED);
+		lh_event(LH_EV_ACK_UNPAIRED, ack_key, p->psn, 0);
+		return NULL;
+	}
+	*dkey = *dk;
+	return bpf_map_lookup_elem(&lh_qp, dk);
 }
 
 /*
@@ -103,12 +195,14 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 		init.d_deliv = p->psn;
 		init.d_high = p->psn;
 		init.d_acked = p->psn;
+		init.d_unsafe_end = p->psn;
 		__builtin_memcpy(init.wan_peer_mac, p->smac, 6);
 		__builtin_memcpy(init.wan_mac, p->dmac, 6);
 		lh_count(st, LH_STAT_DEPOT_NEW_QP);
 	} else {
 		init.s_next = psn_add(p->psn, 1);
 		init.s_base = p->psn;
+		init.s_una = p->psn;
 		lh_count(st, LH_STAT_SENTRY_NEW_QP);
 	}
 	init.ring = ring;
@@ -122,9 +216,10 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 	if (err) {
 		if (ring != LH_NO_SLOT)
 			bpf_map_push_elem(&lh_ring_free, &ring, 0); /* the other CPU's entry won */
-	} else {
-		lh_event(LH_EV_QP_NEW, &k, p->psn, init.flags);
+		return 0;
 	}
+	lh_event(LH_EV_QP_NEW, &k, p->psn, init.flags);
+	lh_hostpair_add(&k);
 	return 0;
 }
 

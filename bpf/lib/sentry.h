@@ -2,23 +2,38 @@
 /*
  * Sentry, the sender-side half of LR2 (docs/design.md).
  *
+ * It keeps a model of the sending NIC (rxe's rules): a NAK implicitly
+ * acknowledges every PSN before its own, and after a rewind the NIC ignores
+ * NAKs until an ACK from its rewind point on comes. So the Sentry never
+ * passes a NAK that would be ignored (it would also push the NIC's
+ * acknowledged point past ACKs still on their way, which then no longer end
+ * the retry): it owes it instead, and the agent sends it when the ACK passes.
+ *
  * Data from the DC (XDP on the DC interface), per QP:
  *  - the next new PSN passes; a PSN beyond it (loss inside the sender's DC)
- *    becomes a Sentry-NACK to the NIC at once, later ones are dropped until
- *    the NIC rewinds (it sends them again);
- *  - a retransmission during a recovery episode passes only when the Depot
- *    reported it missing (the SR filter); outside an episode it passes.
- * ACK-direction packets from the WAN (XDP on the WAN interface):
- *  - a Depot-NACK records its missing PSNs; the first of an episode goes on
- *    to the NIC as the plain NAK it already is (mark cleared), later ones
- *    are absorbed while the NIC's go-back-N replay is under way;
- *  - a plain NAK from the far NIC ends filtering (the receiver is in go-back-N
- *    itself and needs every packet); an ACK past the episode ends it.
+ *    becomes a Sentry-NACK at once: PSN = what the receiver acknowledged
+ *    (never more: that is all a NAK may acknowledge), so the NIC goes back
+ *    there and the filter drops what already crossed; later ones are dropped
+ *    until the NIC resends;
+ *  - during a recovery episode a retransmission passes only when the Depot
+ *    reported it missing (the SR filter); the Sentry keeps a copy of every
+ *    packet of the replay, passed or dropped, and re-sends one itself when a
+ *    Depot report names it missing again; outside an episode everything
+ *    passes (a timeout retransmission).
+ * From the WAN (XDP on the WAN interface):
+ *  - a Depot-NACK (PSN = the receiver's ePSN) records the first hole and goes
+ *    on to the NIC as the plain NAK it is (mark cleared) when the NIC will
+ *    take it; a Depot report (lh_proto.h) gives the exact missing set, and
+ *    copies due again are re-sent by the TC program on the WAN interface;
+ *  - a plain NAK from the far NIC ends filtering; ACKs free cached copies,
+ *    end the NIC's retry and an episode they cover.
  */
 #ifndef LH_BPF_SENTRY_H
 #define LH_BPF_SENTRY_H
 
+#include "lh_proto.h"
 #include "nak.h"
+#include "pool.h"
 #include "qp.h"
 
 enum sentry_action {
@@ -31,22 +46,23 @@ enum sentry_action {
 	SENTRY_SR_DROP,
 };
 
-/* Missing-PSN bitmap (s_missing from s_base): test-and-clear, set */
-static __always_inline bool sentry_take_missing(struct lh_qp *qp, __u32 psn, bool *outside)
+/* Missing-PSN bitmap (s_missing from s_base) */
+static __always_inline bool sentry_is_missing(const struct lh_qp *qp, __u32 psn, bool *outside)
 {
 	__s32 off = psn_diff(psn, qp->s_base);
-	__u64 bit;
-	__u32 w;
 
 	*outside = off < 0 || off >= LH_SR_WORDS * 64;
 	if (*outside)
 		return false;
-	w = ((__u32)off >> 6) & (LH_SR_WORDS - 1);
-	bit = 1ULL << (off & 63);
-	if (!(qp->s_missing[w] & bit))
-		return false;
-	qp->s_missing[w] &= ~bit;
-	return true;
+	return qp->s_missing[((__u32)off >> 6) & (LH_SR_WORDS - 1)] & (1ULL << (off & 63));
+}
+
+static __always_inline void sentry_clear_missing(struct lh_qp *qp, __u32 psn)
+{
+	__s32 off = psn_diff(psn, qp->s_base);
+
+	if (off >= 0 && off < LH_SR_WORDS * 64)
+		qp->s_missing[((__u32)off >> 6) & (LH_SR_WORDS - 1)] &= ~(1ULL << (off & 63));
 }
 
 static __always_inline bool sentry_mark_missing(struct lh_qp *qp, __u32 psn)
@@ -59,18 +75,104 @@ static __always_inline bool sentry_mark_missing(struct lh_qp *qp, __u32 psn)
 	return true;
 }
 
-static __always_inline void sentry_episode_stop(struct lh_qp *qp)
+static __always_inline void sentry_clear_bitmap(struct lh_qp *qp)
 {
-	qp->flags &= ~LH_QPF_EPISODE;
 	qp->s_missing[0] = 0;
 	qp->s_missing[1] = 0;
 	qp->s_missing[2] = 0;
 	qp->s_missing[3] = 0;
 }
 
+static __always_inline void sentry_episode_stop(struct lh_qp *qp)
+{
+	qp->flags &= ~(LH_QPF_EPISODE | LH_QPF_REWIND_PENDING | LH_QPF_NAK_DEFERRED);
+	sentry_clear_bitmap(qp);
+}
+
+/*
+ * Keep a copy of a replayed packet in the QP's ring (CACHED); passed says it
+ * goes out now (so a report that still calls it missing may cross it).
+ */
+static __always_inline void sentry_cache(struct xdp_md *ctx, const struct lh_parsed *p,
+					 struct lh_qp *qp, bool passed, struct lh_stats *st)
+{
+	struct lh_ring *ring = lh_qp_ring(qp);
+	__u32 idx, old = LH_NO_SLOT, psn = p->psn;
+	struct lh_ring_ent *e;
+
+	if (!ring)
+		return;
+	idx = lh_pool_store(ctx, p, qp->ring, st);
+	if (idx == LH_NO_SLOT)
+		return;
+	if (passed) {
+		struct lh_slot *slot = bpf_map_lookup_elem(&lh_pool, &idx);
+
+		if (slot)
+			slot->sent_ms = lh_now_ms();
+	}
+	e = &ring->ent[psn & LH_RING_MASK];
+	bpf_spin_lock(&qp->lock);
+	if (LH_TAG_STATE(e->tag) == LH_SLOT_CACHED)
+		old = e->slot; /* an older copy at this position: replace it */
+	else if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE)
+		old = idx, idx = LH_NO_SLOT; /* position busy: no copy this time */
+	if (idx != LH_NO_SLOT) {
+		e->slot = idx;
+		e->tag = LH_TAG(LH_SLOT_CACHED, psn);
+	}
+	bpf_spin_unlock(&qp->lock);
+	lh_slot_free(old);
+	if (idx != LH_NO_SLOT)
+		lh_count(st, LH_STAT_SENTRY_CACHED);
+}
+
+struct sentry_uncache_ctx {
+	struct lh_qp *qp;
+	struct lh_ring *ring;
+	struct lh_stats *st;
+	__u32 upto;
+};
+
+static long sentry_uncache_one(__u64 i, void *data)
+{
+	struct sentry_uncache_ctx *c = data;
+	struct lh_ring_ent *e = &c->ring->ent[i & LH_RING_MASK];
+	__u32 idx = LH_NO_SLOT;
+
+	bpf_spin_lock(&c->qp->lock);
+	if (LH_TAG_STATE(e->tag) == LH_SLOT_CACHED && psn_diff(LH_TAG_PSN(e->tag), c->upto) < 0) {
+		idx = e->slot;
+		e->tag = 0;
+		e->slot = LH_NO_SLOT;
+	}
+	bpf_spin_unlock(&c->qp->lock);
+	if (idx != LH_NO_SLOT) {
+		lh_slot_free(idx);
+		lh_count(c->st, LH_STAT_SENTRY_UNCACHED);
+	}
+	return 0;
+}
+
+/*
+ * Free the cached copies of PSNs before upto (the far NIC acknowledged them).
+ * bpf_loop: the verifier checks the callback once, not 256 times.
+ */
+static __always_inline void sentry_uncache(struct lh_qp *qp, __u32 upto, struct lh_stats *st)
+{
+	struct sentry_uncache_ctx c = { .qp = qp, .st = st, .upto = upto };
+	__u32 ring_idx = qp->ring;
+
+	if (ring_idx == LH_NO_SLOT)
+		return;
+	c.ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
+	if (c.ring)
+		bpf_loop(LH_RING_SIZE, sentry_uncache_one, &c, 0);
+}
+
 /* Data from the sending NIC (DC ingress) */
-static __always_inline int sentry_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p,
-					   struct lh_stats *st)
+static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct lh_parsed *p,
+					 struct lh_stats *st)
 {
 	__u32 psn = p->psn, nak_psn = 0;
 	enum sentry_action act;
@@ -96,26 +198,54 @@ static __always_inline int sentry_xdp_data(struct xdp_md *ctx, const struct lh_p
 	if (d == 0) {
 		qp->s_next = psn_add(psn, 1);
 		qp->flags &= ~LH_QPF_SNAK_SENT;
-		if ((qp->flags & LH_QPF_EPISODE) && psn_diff(psn, qp->s_end) >= 0)
-			sentry_episode_stop(qp); /* new data: the replay is over */
+		/* new data after the replay: the episode is over (not if the NIC ignored the NAK) */
+		if ((qp->flags & LH_QPF_EPISODE) && !(qp->flags & LH_QPF_REWIND_PENDING) &&
+		    psn_diff(psn, qp->s_end) >= 0)
+			sentry_episode_stop(qp);
 		act = SENTRY_PASS_NEW;
 	} else if (d > 0) {
 		if (!(qp->flags & LH_QPF_PAIRED)) {
 			act = SENTRY_UNPAIRED;
-		} else if (!(qp->flags & LH_QPF_SNAK_SENT)) {
-			qp->flags |= LH_QPF_SNAK_SENT;
-			nak_psn = qp->s_next;
-			act = SENTRY_NACK;
-		} else {
+		} else if ((qp->flags & (LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY))) {
+			/* NAKed already, or the NIC is replaying: the replay brings s_next */
 			act = SENTRY_GAP_DROP;
+		} else {
+			/*
+			 * Back to what the receiver acknowledged: a NAK acknowledges
+			 * every PSN before its own, and only the receiver may do that
+			 * for what crossed the WAN. The filter drops the replay up to
+			 * the gap (keeping copies) and passes the rest.
+			 */
+			qp->flags |= LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_EPISODE |
+				     LH_QPF_REWIND_PENDING;
+			nak_psn = qp->s_una;
+			qp->s_retry_psn = nak_psn;
+			qp->s_rewind = nak_psn;
+			qp->s_replay = nak_psn;
+			qp->s_end = qp->s_next;
+			sentry_clear_bitmap(qp);
+			qp->s_base = nak_psn;
+			act = SENTRY_NACK;
 		}
 	} else if (qp->flags & LH_QPF_EPISODE) {
-		qp->s_replay = psn_add(psn, 1);
-		if (sentry_take_missing(qp, psn, &outside) || outside)
+		/* a retransmission from the rewind point: the NIC took the NAK */
+		if (psn_diff(psn, qp->s_rewind) <= 0)
+			qp->flags &= ~LH_QPF_REWIND_PENDING;
+		if (psn_diff(psn, qp->s_replay) >= 0)
+			qp->s_replay = psn_add(psn, 1);
+		if (sentry_is_missing(qp, psn, &outside) || (outside && psn_diff(psn, qp->s_base) >= 0)) {
+			sentry_clear_missing(qp, psn);
 			act = SENTRY_SR_PASS;
-		else
+		} else {
+			/* held by the Depot, or delivered already (before s_base) */
 			act = SENTRY_SR_DROP;
+		}
 	} else {
+		/* a retransmission with no NAK of ours: the NIC's timer. It ignores NAKs now */
+		if (!(qp->flags & LH_QPF_NIC_RETRY)) {
+			qp->flags |= LH_QPF_NIC_RETRY;
+			qp->s_retry_psn = psn;
+		}
 		act = SENTRY_RETX_PASS;
 	}
 	qp->last_rx_ns = now;
@@ -141,8 +271,16 @@ static __always_inline int sentry_xdp_data(struct xdp_md *ctx, const struct lh_p
 		return XDP_PASS;
 	case SENTRY_SR_PASS:
 		lh_count(st, LH_STAT_SENTRY_SR_PASS);
+		sentry_cache(ctx, p, qp, true, st);
 		return XDP_PASS;
 	case SENTRY_SR_DROP:
+		/*
+		 * A copy of what we drop too: the Depot says it holds or will
+		 * hold it, but a loss it has not seen yet (in flight when it
+		 * reported) would need the NIC to rewind once more, which it
+		 * does only after an ACK. With the copy, we re-send it ourselves.
+		 */
+		sentry_cache(ctx, p, qp, false, st);
 		lh_count(st, LH_STAT_SENTRY_SR_DROP);
 		lh_count(st, LH_STAT_DROP);
 		return XDP_DROP;
@@ -156,79 +294,118 @@ enum sentry_ack_action {
 	SENTRY_ACK_PASS,
 	SENTRY_ACK_FORWARD, /* Depot-NACK on to the NIC, mark cleared */
 	SENTRY_ACK_ABSORB,
-	SENTRY_ACK_OVERFLOW,
 	SENTRY_ACK_CANCEL,
 	SENTRY_ACK_END,
 };
 
 /* ACK, NAK or Depot-NACK from the WAN toward the sending NIC */
-static __always_inline int sentry_xdp_ack(struct xdp_md *ctx, const struct lh_parsed *p,
-					  struct lh_stats *st)
+static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh_parsed *p,
+					 struct lh_stats *st)
 {
 	enum sentry_ack_action act = SENTRY_ACK_PASS;
-	__u32 psn = p->psn, len, i;
-	struct lh_qp_key ack_key;
+	__u32 psn = p->psn, len, i, upto = 0;
+	struct lh_qp_key ack_key, dkey;
+	bool cached = false;
 	__u8 syn = p->syndrome, b4 = p->byte4;
+	__u32 owed = 0;
 	struct lh_qp *qp;
 
-	qp = lh_qp_of_ack(p, &ack_key);
-	if (!qp) {
-		lh_count(st, LH_STAT_ACK_UNPAIRED);
-		lh_event(LH_EV_ACK_UNPAIRED, &ack_key, psn, 0);
-		return XDP_PASS;
-	}
-	if (!(qp->flags & LH_QPF_SENTRY))
+	qp = lh_qp_of_ack(p, &ack_key, &dkey, st);
+	if (!qp || !(qp->flags & LH_QPF_SENTRY))
 		return XDP_PASS;
 	len = (b4 & LH_DNACK_LEN_MASK) + 1;
+	if (b4 & LH_DNACK_MARK) {
+		__u32 ring_idx = qp->ring;
+		struct lh_ring *ring = ring_idx == LH_NO_SLOT ? NULL :
+				       bpf_map_lookup_elem(&lh_ring, &ring_idx);
+
+		/* racy without the lock, and only a hint: is psn among our copies */
+		cached = ring && ring->ent[psn & LH_RING_MASK].tag == LH_TAG(LH_SLOT_CACHED, psn);
+	}
 
 	bpf_spin_lock(&qp->lock);
 	qp->msn = p->msn;
 	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
-		if ((qp->flags & LH_QPF_EPISODE) && psn_diff(psn, qp->s_end) >= 0) {
+		upto = psn_add(psn, 1);
+		if (psn_diff(upto, qp->s_una) > 0)
+			qp->s_una = upto;
+		/* rxe ends a retry on an ACK from its rewind point on */
+		if ((qp->flags & LH_QPF_NIC_RETRY) && psn_diff(psn, qp->s_retry_psn) >= 0) {
+			qp->flags &= ~LH_QPF_NIC_RETRY;
+			if (qp->flags & LH_QPF_NAK_DEFERRED) {
+				qp->flags &= ~LH_QPF_NAK_DEFERRED;
+				if (psn_diff(qp->s_deferred, psn) > 0) {
+					/* the agent sends it right behind this ACK */
+					owed = qp->s_deferred;
+					qp->flags |= LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING;
+					qp->s_retry_psn = owed;
+					qp->s_rewind = owed;
+					qp->s_replay = owed;
+					qp->s_end = qp->s_next;
+				}
+			}
+		}
+		if ((qp->flags & LH_QPF_EPISODE) && psn_diff(upto, qp->s_end) >= 0 &&
+		    !(qp->flags & LH_QPF_NAK_DEFERRED) && !owed) {
 			sentry_episode_stop(qp);
 			act = SENTRY_ACK_END;
 		}
 	} else if (syn == AETH_NAK_PSN_SEQ_ERROR && (b4 & LH_DNACK_MARK)) {
-		bool fits = true;
-
-		if (!(qp->flags & LH_QPF_EPISODE)) {
-			sentry_episode_stop(qp);
-			qp->flags |= LH_QPF_EPISODE;
+		/*
+		 * psn is the receiver's ePSN: everything before it is delivered,
+		 * [psn, psn + len) is missing.
+		 */
+		if (!(qp->flags & LH_QPF_EPISODE) || psn != qp->s_base) {
+			sentry_clear_bitmap(qp);
 			qp->s_base = psn;
-			qp->s_end = qp->s_next;
-			qp->s_replay = psn;
-			act = SENTRY_ACK_FORWARD;
-		} else {
-			/* already replaying: the NIC must rewind again only if it passed psn */
-			act = psn_diff(psn, qp->s_replay) < 0 ? SENTRY_ACK_FORWARD : SENTRY_ACK_ABSORB;
 		}
+		qp->flags |= LH_QPF_EPISODE;
+		if (psn_diff(psn, qp->s_una) > 0)
+			qp->s_una = psn; /* a NAK acknowledges what precedes it */
 		for (i = 0; i < LH_DNACK_MAX_RANGE; i++) {
 			if (i >= len)
 				break;
-			fits &= sentry_mark_missing(qp, psn_add(psn, i));
+			sentry_mark_missing(qp, psn_add(psn, i));
 		}
-		if (!fits) {
-			/* cannot tell what the Depot holds: stop filtering, plain go-back-N */
-			sentry_episode_stop(qp);
-			act = SENTRY_ACK_OVERFLOW;
+		if (cached && psn_diff(psn, qp->s_next) < 0) {
+			act = SENTRY_ACK_ABSORB; /* our copy goes back out on the report */
+		} else if (qp->flags & LH_QPF_NIC_RETRY) {
+			/* the NIC would ignore it: owe it until the ACK that ends the retry */
+			qp->flags |= LH_QPF_NAK_DEFERRED;
+			qp->s_deferred = psn;
+			act = SENTRY_ACK_ABSORB;
+		} else {
+			qp->flags |= LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING;
+			qp->s_retry_psn = psn;
+			qp->s_rewind = psn;
+			qp->s_replay = psn;
+			qp->s_end = qp->s_next;
+			act = SENTRY_ACK_FORWARD;
 		}
 	} else if (syn == AETH_NAK_PSN_SEQ_ERROR) {
+		/* the far NIC's own NAK: it goes on; the receiver needs everything again */
 		if (qp->flags & LH_QPF_EPISODE) {
 			sentry_episode_stop(qp);
 			act = SENTRY_ACK_CANCEL;
 		}
+		if (!(qp->flags & LH_QPF_NIC_RETRY)) {
+			qp->flags |= LH_QPF_NIC_RETRY;
+			qp->s_retry_psn = psn;
+		}
 	}
 	bpf_spin_unlock(&qp->lock);
+	if (owed)
+		lh_event(LH_EV_NAK_DUE, &dkey, owed, 0);
+	if (upto)
+		sentry_uncache(qp, upto, st);
 
 	switch (act) {
-	case SENTRY_ACK_FORWARD:
-	case SENTRY_ACK_OVERFLOW: {
+	case SENTRY_ACK_FORWARD: {
 		/* byte 4 is outside the ICRC: clearing the mark keeps the NAK valid */
 		__u8 clean = b4 & ~(LH_DNACK_MARK | LH_DNACK_LEN_MASK);
 
 		bpf_xdp_store_bytes(ctx, p->bth_off + BTH_BYTE4_OFF, &clean, 1);
-		lh_count(st, act == SENTRY_ACK_FORWARD ? LH_STAT_SENTRY_DNACK_FORWARD
-						       : LH_STAT_SENTRY_DNACK_OVERFLOW);
+		lh_count(st, LH_STAT_SENTRY_DNACK_FORWARD);
 		return XDP_PASS;
 	}
 	case SENTRY_ACK_ABSORB:
@@ -244,6 +421,116 @@ static __always_inline int sentry_xdp_ack(struct xdp_md *ctx, const struct lh_pa
 	default:
 		return XDP_PASS;
 	}
+}
+
+/* Bits [0, n) of a 256-bit map, word w */
+static __always_inline __u64 lh_bits_below(__u32 n, __u32 w)
+{
+	__u32 lo = w * 64;
+
+	if (n <= lo)
+		return 0;
+	if (n - lo >= 64)
+		return ~0ULL;
+	return (1ULL << (n - lo)) - 1;
+}
+
+/* The report's held bits, word w (bit i of the report = bit i % 64 of word i / 64) */
+static __always_inline __u64 lh_report_word(const struct lh_report *r, __u32 w)
+{
+	__u64 v = 0;
+	int b;
+
+	for (b = 7; b >= 0; b--)
+		v = v << 8 | r->held[(w * 8 + b) & 31];
+	return v;
+}
+
+/*
+ * A Depot report: the exact missing set. Rebuilds the bitmap from it (word
+ * operations, no per-PSN loop) and returns XDP_PASS when the NIC has sent
+ * some of the missing PSNs already, so that the TC program on the WAN
+ * interface looks for copies to re-send and consumes the report; else
+ * XDP_DROP.
+ */
+static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct lh_parsed *p,
+					 struct lh_stats *st)
+{
+	struct lh_report r;
+	struct lh_qp_key key;
+	struct lh_qp *qp;
+	__u64 m0, m1, m2, m3, due;
+	__u32 epsn, n, sent_off;
+	__s32 d;
+
+	if (p->udp_len < 8 + sizeof(r) || bpf_xdp_load_bytes(ctx, p->l4_off + 8, &r, sizeof(r)) ||
+	    r.magic != bpf_htons(LH_REPORT_MAGIC) || r.version != LH_REPORT_VERSION ||
+	    r.type != LH_MSG_DEPOT_REPORT) {
+		lh_count(st, LH_STAT_SENTRY_REPORT_BAD);
+		return XDP_PASS; /* not ours after all: the host may want it */
+	}
+	/* from the responder to the requester: the data key is the reverse */
+	__builtin_memcpy(key.saddr, p->daddr, 16);
+	__builtin_memcpy(key.daddr, p->saddr, 16);
+	key.dqpn = bpf_ntohl(r.dqpn) & ROCE_QPN_MASK;
+	qp = bpf_map_lookup_elem(&lh_qp, &key);
+	if (!qp || !(qp->flags & LH_QPF_SENTRY)) {
+		lh_count(st, LH_STAT_SENTRY_REPORT_UNKNOWN);
+		return XDP_PASS;
+	}
+	epsn = bpf_ntohl(r.epsn) & ROCE_PSN_MASK;
+	n = bpf_ntohs(r.nbits);
+	if (n > LH_REPORT_BITS) {
+		lh_count(st, LH_STAT_SENTRY_REPORT_BAD);
+		lh_count(st, LH_STAT_DROP);
+		return XDP_DROP;
+	}
+	m0 = ~lh_report_word(&r, 0) & lh_bits_below(n, 0);
+	m1 = ~lh_report_word(&r, 1) & lh_bits_below(n, 1);
+	m2 = ~lh_report_word(&r, 2) & lh_bits_below(n, 2);
+	m3 = ~lh_report_word(&r, 3) & lh_bits_below(n, 3);
+
+	bpf_spin_lock(&qp->lock);
+	qp->s_base = epsn;
+	qp->s_missing[0] = m0;
+	qp->s_missing[1] = m1;
+	qp->s_missing[2] = m2;
+	qp->s_missing[3] = m3;
+	/* missing PSNs the NIC has sent already: copies of them may be here */
+	d = psn_diff(qp->s_next, epsn);
+	sent_off = d < 0 ? 0 : (d > LH_REPORT_BITS ? LH_REPORT_BITS : (__u32)d);
+	due = (m0 & lh_bits_below(sent_off, 0)) | (m1 & lh_bits_below(sent_off, 1)) |
+	      (m2 & lh_bits_below(sent_off, 2)) | (m3 & lh_bits_below(sent_off, 3));
+	bpf_spin_unlock(&qp->lock);
+	lh_count(st, LH_STAT_SENTRY_REPORT);
+	if (due)
+		return XDP_PASS;
+	lh_count(st, LH_STAT_DROP);
+	return XDP_DROP;
+}
+
+/* Verified once as a global function (stack and verifier work of its own) */
+__noinline int sentry_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p)
+{
+	if (!p)
+		return XDP_PASS;
+	return sentry_xdp_data_do(ctx, p, lh_stats_get());
+}
+
+/* Verified once as a global function (stack and verifier work of its own) */
+__noinline int sentry_xdp_ack(struct xdp_md *ctx, const struct lh_parsed *p)
+{
+	if (!p)
+		return XDP_PASS;
+	return sentry_xdp_ack_do(ctx, p, lh_stats_get());
+}
+
+/* Verified once as a global function (stack and verifier work of its own) */
+__noinline int sentry_xdp_report(struct xdp_md *ctx, const struct lh_parsed *p)
+{
+	if (!p)
+		return XDP_PASS;
+	return sentry_xdp_report_do(ctx, p, lh_stats_get());
 }
 
 #endif /* LH_BPF_SENTRY_H */

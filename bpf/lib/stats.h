@@ -43,6 +43,12 @@ static __always_inline void lh_count(struct lh_stats *st, enum lh_stat s)
 		((__u64 *)st)[s] += 1;
 }
 
+static __always_inline void lh_count_n(struct lh_stats *st, enum lh_stat s, __u64 n)
+{
+	if (st && (__u32)s < LH_STAT_MAX)
+		((__u64 *)st)[s] += n;
+}
+
 static __always_inline void lh_count_opcode(__u8 opcode)
 {
 	struct lh_opcode_stats *st;

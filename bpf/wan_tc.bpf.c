@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * TC (tcx) ingress on a gateway's WAN interface: the Sentry's re-sends.
+ * The XDP program on the same interface passes a Depot report up only when
+ * some PSN it names missing was sent by the NIC already: the copies the
+ * Sentry kept of those (every packet of a go-back-N replay) go back out
+ * toward the Depot, in PSN order, and the report goes no further.
+ */
+#include "lib/common.h"
+#include "lib/emit.h"
+#include "lib/pool.h"
+#include "lh_proto.h"
+#include "lib/parsed.h"
+#include "lib/stats.h"
+
+#ifndef TC_ACT_OK
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+#endif
+
+struct resend_ctx {
+	struct __sk_buff *skb;
+	struct lh_qp *qp;
+	struct lh_ring *ring;
+	struct lh_stats *st;
+	const struct lh_report *r;
+	__u32 epsn;
+	__u32 nbits;
+	__u32 l2;
+	__u32 sent;
+	__u32 now_ms;
+	__u32 guard_ms;
+	bool v6;
+};
+
+/* One bit of the report: re-send that PSN if it is missing, sent already and cached */
+static long resend_one(__u64 i, void *data)
+{
+	struct resend_ctx *c = data;
+	__u32 x = psn_add(c->epsn, (__u32)i), idx = LH_NO_SLOT;
+	struct lh_ring_ent *e = &c->ring->ent[x & LH_RING_MASK];
+	__u8 held_byte = c->r->held[(i >> 3) & 31];
+	struct lh_slot *slot;
+
+	if (i >= c->nbits || c->sent >= LH_BURST)
+		return 1; /* stop */
+	if (held_byte & (1 << (i & 7)))
+		return 0;
+	bpf_spin_lock(&c->qp->lock);
+	if (psn_diff(x, c->qp->s_next) < 0 && e->tag == LH_TAG(LH_SLOT_CACHED, x))
+		idx = e->slot;
+	bpf_spin_unlock(&c->qp->lock);
+	if (idx == LH_NO_SLOT)
+		return 0;
+	slot = bpf_map_lookup_elem(&lh_pool, &idx);
+	if (!slot)
+		return 0;
+	/* went out less than a round trip ago: still on its way, not lost */
+	if (slot->sent_ms && c->now_ms - slot->sent_ms < c->guard_ms)
+		return 0;
+	slot->sent_ms = c->now_ms;
+	if (lh_emit_slot(c->skb, idx, c->l2, c->skb->ifindex, c->v6, false)) {
+		lh_count(c->st, LH_STAT_EMIT_FAIL);
+		return 1;
+	}
+	c->sent++;
+	lh_count(c->st, LH_STAT_SENTRY_RESENT);
+	return 0;
+}
+
+SEC("tcx/ingress")
+int lh_wan_in(struct __sk_buff *skb)
+{
+	struct lh_stats *st = lh_stats_get();
+	struct lh_config *cfg = lh_config_get();
+	struct resend_ctx c = { .skb = skb, .st = st };
+	struct lh_report r;
+	struct lh_qp_key key;
+	struct lh_parsed p;
+	__u32 ring_idx;
+	__u8 macs[12];
+
+	if (!cfg || !(cfg->flags & LH_CFG_SENTRY))
+		return TC_ACT_OK;
+	if (lh_parse_skb(skb, &p) != LH_STAT_PARSE_NON_ROCE || p.dport != LH_REPORT_PORT)
+		return TC_ACT_OK;
+	if (p.udp_len < 8 + sizeof(r) || bpf_skb_load_bytes(skb, p.l4_off + 8, &r, sizeof(r)) ||
+	    r.magic != bpf_htons(LH_REPORT_MAGIC))
+		return TC_ACT_OK;
+	__builtin_memcpy(key.saddr, p.daddr, 16);
+	__builtin_memcpy(key.daddr, p.saddr, 16);
+	key.dqpn = bpf_ntohl(r.dqpn) & ROCE_QPN_MASK;
+	c.qp = bpf_map_lookup_elem(&lh_qp, &key);
+	if (!c.qp || !(c.qp->flags & LH_QPF_SENTRY))
+		return TC_ACT_OK;
+	ring_idx = c.qp->ring;
+	c.ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
+	if (!c.ring) {
+		lh_count(st, LH_STAT_DROP);
+		return TC_ACT_SHOT; /* no copies kept for this QP: the report ends here */
+	}
+	c.r = &r;
+	c.epsn = bpf_ntohl(r.epsn) & ROCE_PSN_MASK;
+	c.nbits = bpf_ntohs(r.nbits);
+	c.l2 = p.l3_off;
+	c.now_ms = lh_now_ms();
+	c.guard_ms = cfg->resend_guard_ms;
+	c.v6 = c.qp->flags & LH_QPF_IPV6;
+	/* the report came from the Depot's side: send the copies back that way */
+	if (bpf_skb_load_bytes(skb, 0, macs, 12))
+		return TC_ACT_OK;
+	bpf_skb_store_bytes(skb, 0, macs + 6, 6, 0);
+	bpf_skb_store_bytes(skb, 6, macs, 6, 0);
+	bpf_loop(LH_REPORT_BITS, resend_one, &c, 0);
+	lh_count(st, LH_STAT_DROP);
+	return TC_ACT_SHOT; /* the report ends here */
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

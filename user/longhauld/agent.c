@@ -20,22 +20,26 @@
 
 #include "agent.h"
 #include "lh_maps.h"
+#include "lh_proto.h"
 #include "log.h"
 #include "netlink.h"
 #include "pkt.h"
 #include "pktio.h"
+#include "report.h"
 
 #define MAX_SCAN 65536 /* QPs looked at per timer tick */
 
 struct agent {
 	const struct lhd_config *cfg;
 	struct lhd_datapath *dp;
-	int qp_fd, ack_fd, pair_fd, ring_fd, pool_free_fd, ring_free_fd;
+	int qp_fd, ack_fd, pair_fd, ring_fd, pool_free_fd, ring_free_fd, hostpair_fd;
 	struct lh_pktio *wan_io;
+	struct lh_pktio *dc_io;
 	uint8_t dc_mac[6];
 	struct lhd_agent_stats st;
 	/* per ring: when the agent last NACKed that QP's gaps (Depot) */
 	uint64_t *nacked_ns;
+	uint32_t report_seq;
 };
 
 static uint64_t now_ns(void)
@@ -130,72 +134,155 @@ static void pair_ack(struct agent *ag, const struct lh_event *ev)
 	pr_debug("paired data QP 0x%x with requester QP 0x%x\n", best.dqpn, peer);
 }
 
-/* ---- Depot-NACKs from user space ---- */
+/* ---- Depot-NACKs and reports from user space ---- */
 
-/* Send Depot-NACKs for [psn, psn + n) of a Depot QP, in ranges of at most 32 */
-static int send_dnacks(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
-		       uint32_t psn, uint32_t n)
+/* A frame from the responder to the requester of a Depot QP, out of the WAN interface */
+static void spec_to_requester(struct lh_pkt_spec *s, const struct lh_qp_key *k,
+			      const struct lh_qp *qp)
 {
-	uint8_t buf[256];
-	struct lh_pkt_spec s;
-	struct lh_frame f;
+	lh_pkt_spec_init(s, (qp->flags & LH_QPF_IPV6) ? AF_INET6 : AF_INET);
+	memcpy(s->dst_mac, qp->wan_peer_mac, 6);
+	memcpy(s->src_mac, qp->wan_mac, 6);
+	addr_from_key(&s->src, k->daddr); /* from the responder ... */
+	addr_from_key(&s->dst, k->saddr); /* ... to the requester */
+	s->sport = qp->sport;
+}
 
-	if (!ag->wan_io || !(qp->flags & LH_QPF_PAIRED))
-		return -EAGAIN;
-	while (n) {
-		uint32_t len = n > LH_DNACK_MAX_RANGE ? LH_DNACK_MAX_RANGE : n;
-		ssize_t sz;
+static int send_frame(struct agent *ag, uint8_t *buf, size_t len)
+{
+	struct lh_frame f = { .data = buf, .len = (uint32_t)len, .cap = (uint32_t)len };
 
-		lh_pkt_spec_init(&s, (qp->flags & LH_QPF_IPV6) ? AF_INET6 : AF_INET);
-		memcpy(s.dst_mac, qp->wan_peer_mac, 6);
-		memcpy(s.src_mac, qp->wan_mac, 6);
-		addr_from_key(&s.src, k->daddr); /* from the responder ... */
-		addr_from_key(&s.dst, k->saddr); /* ... to the requester */
-		s.sport = qp->sport;
-		s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
-		s.roce.pkey = qp->pkey;
-		s.roce.byte4 = LH_DNACK_MARK | ((len - 1) & LH_DNACK_LEN_MASK);
-		s.roce.dqpn = qp->peer_qpn;
-		s.roce.psn = psn;
-		s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
-		s.roce.aeth.msn = qp->msn;
-		sz = lh_pkt_build(&s, buf, sizeof(buf));
-		if (sz < 0)
-			return (int)sz;
-		f = (struct lh_frame){ .data = buf, .len = (uint32_t)sz, .cap = sizeof(buf) };
-		if (lh_pktio_send(ag->wan_io, &f, 1) != 1) {
-			ag->st.send_fail++;
-			return -EIO;
-		}
-		psn = psn_add(psn, len);
-		n -= len;
+	if (lh_pktio_send(ag->wan_io, &f, 1) != 1) {
+		ag->st.send_fail++;
+		return -EIO;
 	}
 	return 0;
 }
 
-/* The holes in [d_deliv, d_high) of a Depot QP, NACKed again */
-static void nack_holes(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
+/* What the Depot holds of [ePSN, ePSN_D), read from the QP's ring */
+static int held_bitmap(struct agent *ag, const struct lh_qp *qp, uint8_t held[32], uint32_t *nbits,
+		       uint32_t *first_gap)
 {
 	struct lh_ring ring;
-	uint32_t x, start = 0, run = 0, span;
 	int32_t n = psn_diff(qp->d_high, qp->d_deliv);
+	uint32_t i;
 
-	if (n <= 0 || n > LH_RING_SIZE || bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring))
-		return;
-	span = (uint32_t)n;
-	for (x = 0; x <= span; x++) {
-		uint32_t psn = psn_add(qp->d_deliv, x);
-		bool held = x < span && ring.ent[psn & LH_RING_MASK].tag == LH_TAG(LH_SLOT_HELD, psn);
+	memset(held, 0, 32);
+	*nbits = 0;
+	*first_gap = 0;
+	if (n <= 0)
+		return 0;
+	if (n > LH_REPORT_BITS)
+		n = LH_REPORT_BITS;
+	if (qp->ring == LH_NO_SLOT || bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring))
+		return -ENOENT;
+	for (i = 0; i < (uint32_t)n; i++) {
+		uint32_t psn = psn_add(qp->d_deliv, i);
 
-		if (x < span && !held) {
-			if (!run++)
-				start = psn;
-			continue;
-		}
-		if (run && !send_dnacks(ag, k, qp, start, run))
-			ag->st.nack_retries++;
-		run = 0;
+		if (ring.ent[psn & LH_RING_MASK].tag == LH_TAG(LH_SLOT_HELD, psn))
+			held[i / 8] |= (uint8_t)(1u << (i % 8));
+		else if (*first_gap == i)
+			(*first_gap)++;
 	}
+	*nbits = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * The Depot's state of a QP to its Sentry: a Depot-NACK (PSN = ePSN, so the
+ * NIC rewinds there if it may) and a report with every PSN held.
+ */
+static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
+		       bool with_nack)
+{
+	uint8_t buf[256], held[32];
+	struct lh_pkt_spec s;
+	uint32_t nbits, gap;
+	ssize_t sz;
+
+	if (!ag->wan_io || !(qp->flags & LH_QPF_PAIRED) || qp->d_deliv == qp->d_high)
+		return -EAGAIN;
+	if (held_bitmap(ag, qp, held, &nbits, &gap))
+		return -ENOENT;
+	if (with_nack && gap) {
+		spec_to_requester(&s, k, qp);
+		s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
+		s.roce.pkey = qp->pkey;
+		s.roce.byte4 = LH_DNACK_MARK |
+			       (((gap > LH_DNACK_MAX_RANGE ? LH_DNACK_MAX_RANGE : gap) - 1) &
+				LH_DNACK_LEN_MASK);
+		s.roce.dqpn = qp->peer_qpn;
+		/* as the programs do (depot_nack_psn): never acknowledge what has no backup */
+		s.roce.psn = psn_diff(qp->d_unsafe_end, qp->d_acked) > 0 ? qp->d_acked : qp->d_deliv;
+		s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
+		s.roce.aeth.msn = qp->msn;
+		sz = lh_pkt_build(&s, buf, sizeof(buf));
+		if (sz < 0 || send_frame(ag, buf, (size_t)sz))
+			return -EIO;
+		ag->st.nack_retries++;
+	}
+	{
+		struct lh_report_info ri = {
+			.dqpn = k->dqpn,
+			.peer_qpn = qp->peer_qpn,
+			.epsn = qp->d_deliv,
+			.nbits = nbits,
+			.seq = ag->report_seq++,
+		};
+
+		memcpy(ri.held, held, sizeof(ri.held));
+		spec_to_requester(&s, k, qp);
+		sz = lh_report_frame(&s, &ri, buf, sizeof(buf));
+		if (sz < 0 || send_frame(ag, buf, (size_t)sz))
+			return -EIO;
+	}
+	ag->st.reports++;
+	return 0;
+}
+
+/*
+ * Sentry: the NIC's retry ended (the ACK just passed): send it the NAK it was
+ * owed, from the responder to the requester, out of the DC interface.
+ */
+static int send_owed_nak(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
+			 uint32_t psn)
+{
+	union lh_ip_addr a;
+	uint8_t buf[256], nic_mac[6];
+	struct lh_pkt_spec s;
+	struct lh_frame f;
+	ssize_t sz;
+	int err;
+
+	if (!ag->dc_io)
+		return -ENODEV;
+	addr_from_key(&a, k->saddr);
+	err = lh_nl_neigh_get(is_v4mapped(k->saddr) ? AF_INET : AF_INET6, ag->cfg->dc.ifindex,
+			      is_v4mapped(k->saddr) ? (void *)&a.v4 : (void *)&a.v6, nic_mac);
+	if (err)
+		return err;
+	lh_pkt_spec_init(&s, (qp->flags & LH_QPF_IPV6) ? AF_INET6 : AF_INET);
+	memcpy(s.dst_mac, nic_mac, 6);
+	memcpy(s.src_mac, ag->dc_mac, 6);
+	addr_from_key(&s.src, k->daddr);
+	addr_from_key(&s.dst, k->saddr);
+	s.sport = qp->sport;
+	s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
+	s.roce.pkey = qp->pkey;
+	s.roce.dqpn = qp->peer_qpn;
+	s.roce.psn = psn;
+	s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
+	s.roce.aeth.msn = qp->msn;
+	sz = lh_pkt_build(&s, buf, sizeof(buf));
+	if (sz < 0)
+		return (int)sz;
+	f = (struct lh_frame){ .data = buf, .len = (uint32_t)sz, .cap = sizeof(buf) };
+	if (lh_pktio_send(ag->dc_io, &f, 1) != 1) {
+		ag->st.send_fail++;
+		return -EIO;
+	}
+	ag->st.naks_owed++;
+	return 0;
 }
 
 /* ---- continuing release and replay runs: lh_dc_kick ---- */
@@ -274,10 +361,13 @@ static int on_event(void *ctx, void *data, size_t size)
 	case LH_EV_ACK_UNPAIRED:
 		pair_ack(ag, ev);
 		break;
-	case LH_EV_NACK_MORE:
-		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp) &&
-		    !send_dnacks(ag, &k, &qp, ev->psn, ev->flags))
-			ag->st.nacks_more++;
+	case LH_EV_GAP:
+		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
+			send_report(ag, &k, &qp, false);
+		break;
+	case LH_EV_NAK_DUE:
+		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
+			send_owed_nak(ag, &k, &qp, ev->psn);
 		break;
 	case LH_EV_RELEASE_MORE:
 		if (bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
@@ -292,6 +382,29 @@ static int on_event(void *ctx, void *data, size_t size)
 }
 
 /* ---- the timer ---- */
+
+/* Take a forgotten QP out of its pair of hosts' list (the programs pair from it) */
+static void forget_in_hostpair(struct agent *ag, const struct lh_qp_key *k)
+{
+	struct lh_hostpair_key hk;
+	struct lh_hostpair hp;
+	uint32_t i, j, n;
+
+	memcpy(hk.saddr, k->saddr, 16);
+	memcpy(hk.daddr, k->daddr, 16);
+	if (bpf_map_lookup_elem_flags(ag->hostpair_fd, &hk, &hp, BPF_F_LOCK))
+		return;
+	n = hp.n < LH_HOSTPAIR_QPS ? hp.n : LH_HOSTPAIR_QPS;
+	for (i = j = 0; i < n; i++)
+		if (hp.dqpn[i] != k->dqpn)
+			hp.dqpn[j++] = hp.dqpn[i];
+	if (hp.n > 0)
+		hp.n--;
+	if (!hp.n)
+		bpf_map_delete_elem(ag->hostpair_fd, &hk);
+	else
+		bpf_map_update_elem(ag->hostpair_fd, &hk, &hp, BPF_F_LOCK);
+}
 
 static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
 {
@@ -315,6 +428,7 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 		bpf_map_delete_elem(ag->ack_fd, &ack);
 	bpf_map_delete_elem(ag->pair_fd, k);
 	bpf_map_delete_elem(ag->qp_fd, k);
+	forget_in_hostpair(ag, k);
 	ag->st.qps_forgotten++;
 }
 
@@ -352,7 +466,7 @@ static void tick(struct agent *ag)
 		    now - qp.last_progress_ns > nack_to && now - qp.last_nack_ns > nack_to &&
 		    now - ag->nacked_ns[qp.ring] > nack_to) {
 			ag->nacked_ns[qp.ring] = now;
-			nack_holes(ag, &cur, &qp);
+			send_report(ag, &cur, &qp, true);
 		}
 	}
 	for (i = 0; i < nr_gone; i++)
@@ -372,16 +486,14 @@ static int open_wan_io(struct agent *ag)
 	return 0;
 }
 
-static int dc_mac(struct agent *ag)
+static int open_dc_io(struct agent *ag)
 {
 	struct lh_pktio_opts o = { .ifname = ag->cfg->dc.name };
-	struct lh_pktio *io;
-	int err = lh_pktio_open(&o, &io);
+	int err = lh_pktio_open(&o, &ag->dc_io);
 
 	if (err)
 		return err;
-	memcpy(ag->dc_mac, lh_pktio_mac(io), 6);
-	lh_pktio_close(io);
+	memcpy(ag->dc_mac, lh_pktio_mac(ag->dc_io), 6);
 	return 0;
 }
 
@@ -405,10 +517,11 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.ring_fd = lhd_map_fd(dp, "lh_ring");
 	ag.pool_free_fd = lhd_map_fd(dp, "lh_pool_free");
 	ag.ring_free_fd = lhd_map_fd(dp, "lh_ring_free");
+	ag.hostpair_fd = lhd_map_fd(dp, "lh_hostpair");
 	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));
 	if (!ag.nacked_ns)
 		goto out;
-	if (open_wan_io(&ag) || dc_mac(&ag)) {
+	if (open_wan_io(&ag) || open_dc_io(&ag)) {
 		pr_warn("raw sockets on %s / %s for NACKs and kicks failed\n", cfg->wan.name,
 			cfg->dc.name);
 		goto out;
@@ -447,11 +560,11 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 			}
 		}
 	}
-	pr_info("agent: %llu events, %llu QPs paired, %llu NACK retries, %llu runs continued, "
-		"%llu QPs forgotten\n",
+	pr_info("agent: %llu events, %llu QPs paired, %llu reports, %llu NACK retries, "
+		"%llu runs continued, %llu QPs forgotten\n",
 		(unsigned long long)ag.st.events, (unsigned long long)ag.st.paired,
-		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.kicks,
-		(unsigned long long)ag.st.qps_forgotten);
+		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.nack_retries,
+		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten);
 	rc = EXIT_OK;
 out:
 	if (ep >= 0)
@@ -460,6 +573,7 @@ out:
 		close(tfd);
 	ring_buffer__free(rb);
 	lh_pktio_close(ag.wan_io);
+	lh_pktio_close(ag.dc_io);
 	free(ag.nacked_ns);
 	return rc;
 }

@@ -17,7 +17,8 @@ struct lhd_agent_stats {
 	uint64_t paired;
 	uint64_t pair_ambiguous; /* an ACK that fits no or several data QPs: waits for the next */
 	uint64_t nack_retries; /* Depot-NACKs re-sent by the timer */
-	uint64_t nacks_more; /* Depot-NACKs for the rest of a long gap */
+	uint64_t reports; /* Depot reports sent */
+	uint64_t naks_owed; /* Sentry: NAKs sent to the NIC once its retry ended */
 	uint64_t kicks; /* release / replay runs continued */
 	uint64_t kick_fail;
 	uint64_t qps_forgotten;

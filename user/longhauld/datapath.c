@@ -21,6 +21,7 @@
 #include "gateway.skel.h"
 #include "lh_maps.h"
 #include "log.h"
+#include "wan_tc.skel.h"
 #include "wan_xdp.skel.h"
 
 static const char *errstr(int err)
@@ -40,7 +41,8 @@ static int size_maps(struct bpf_object *obj, const struct lhd_config *cfg)
 		const char *n = bpf_map__name(m);
 		uint32_t size = 0;
 
-		if (!strcmp(n, "lh_qp") || !strcmp(n, "lh_ack") || !strcmp(n, "lh_pair"))
+		if (!strcmp(n, "lh_qp") || !strcmp(n, "lh_ack") || !strcmp(n, "lh_pair") ||
+		    !strcmp(n, "lh_hostpair"))
 			size = cfg->max_qps;
 		else if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
 			size = cfg->rings;
@@ -255,6 +257,8 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
 		.wan_ifindex = (uint32_t)cfg->wan.ifindex,
 		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0),
+		/* a copy that went out within a WAN round trip is in flight, not lost */
+		.resend_guard_ms = cfg->wan_rtt_us / 1000 + 1,
 	};
 	uint32_t zero = 0;
 	const void *elf;
@@ -270,6 +274,10 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	if (!rc) {
 		elf = dc_tc_bpf__elf_bytes(&sz);
 		rc = load_obj(dp, elf, sz, "dc_tc", cfg, NULL);
+	}
+	if (!rc) {
+		elf = wan_tc_bpf__elf_bytes(&sz);
+		rc = load_obj(dp, elf, sz, "wan_tc", cfg, NULL);
 	}
 	if (rc)
 		return rc;
@@ -294,7 +302,9 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_in"),
 		      cfg->dc.ifindex, cfg->dc.name, true, 0) ||
 	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_out"),
-		      cfg->dc.ifindex, cfg->dc.name, false, 1))
+		      cfg->dc.ifindex, cfg->dc.name, false, 1) ||
+	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[3], "lh_wan_in"),
+		      cfg->wan.ifindex, cfg->wan.name, true, 2))
 		return EXIT_KERNEL;
 	return 0;
 }
@@ -312,9 +322,9 @@ int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	return rc;
 }
 
-static void detach_legacy_tc(const struct lhd_config *cfg, bool destroy)
+static void detach_legacy_tc(int ifindex, bool destroy)
 {
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = cfg->dc.ifindex);
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex);
 	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = 1);
 
 	hook.attach_point = BPF_TC_INGRESS;
@@ -335,11 +345,15 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		if (dp->xdp_links[i] >= 0)
 			close(dp->xdp_links[i]); /* the last reference to an XDP link detaches it */
 		dp->xdp_links[i] = -1;
+	}
+	for (i = 0; i < 3; i++) {
 		bpf_link__destroy(dp->tc_links[i]);
 		dp->tc_links[i] = NULL;
 	}
-	if (dp->tc_legacy)
-		detach_legacy_tc(cfg, dp->clsact_created);
+	if (dp->tc_legacy) {
+		detach_legacy_tc(cfg->dc.ifindex, dp->clsact_created);
+		detach_legacy_tc(cfg->wan.ifindex, dp->clsact_created);
+	}
 	for (i = dp->nr_objs - 1; i >= 0; i--) {
 		if (!cfg->keep_pins)
 			bpf_object__unpin_maps(dp->objs[i], NULL);

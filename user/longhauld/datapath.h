@@ -9,13 +9,13 @@ struct bpf_object;
 struct bpf_link;
 
 #define LHD_MAX_LINKS 4
-#define LHD_MAX_OBJS 3
+#define LHD_MAX_OBJS 4
 
 struct lhd_datapath {
 	struct bpf_object *objs[LHD_MAX_OBJS];
 	int nr_objs;
 	int xdp_links[2]; /* bpf_link fds of the XDP programs (DC, WAN), -1 when none */
-	struct bpf_link *tc_links[2]; /* tcx links (DC ingress, egress) */
+	struct bpf_link *tc_links[3]; /* tcx links (DC ingress, DC egress, WAN ingress) */
 	bool tc_legacy; /* attached with a clsact qdisc (kernels without tcx) */
 	bool clsact_created; /* ... that we created, so we remove it */
 	int kick_fd; /* lh_dc_kick, run by the agent */

@@ -76,9 +76,12 @@ static void ensure_bpffs(void)
  * exit (the kernel drops it if we crash). It also says who holds it, for
  * `longhaul status`: pid, mode, interfaces, pin directory, start time.
  */
+static char lock_path[PIN_DIR_MAX + 32];
+
 static int take_lock(const struct lhd_config *cfg)
 {
-	char path[PIN_DIR_MAX + 32], name[PIN_DIR_MAX];
+	char name[PIN_DIR_MAX];
+	struct stat a, b;
 	size_t i;
 	int fd;
 
@@ -88,22 +91,33 @@ static int take_lock(const struct lhd_config *cfg)
 			name[i] = '_';
 	if (mkdir(LOCK_DIR, 0755) && errno != EEXIST)
 		return -errno;
-	snprintf(path, sizeof(path), LOCK_DIR "/%s.lock", name);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	snprintf(lock_path, sizeof(lock_path), LOCK_DIR "/%s.lock", name);
+	for (;;) {
+		fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
 
+			close(fd);
+			return err;
+		}
+		/* the holder before us may have unlinked it at exit: lock the file the path names */
+		if (!fstat(fd, &a) && !stat(lock_path, &b) && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev)
+			break;
 		close(fd);
-		return err;
 	}
 	if (!ftruncate(fd, 0))
 		dprintf(fd,
-			"{\"pid\":%d,\"mode\":\"%s\",\"dc\":\"%s\",\"wan\":\"%s\",\"pin_dir\":\"%s\","
+			"{\"pid\":%d,\"mode\":\"%s\",\"roles\":\"%s\",\"dc\":\"%s\",\"wan\":\"%s\","
+			"\"pin_dir\":\"%s\","
 			"\"started\":%lld,\"pool_slots\":%u,\"max_qps\":%u,\"rings\":%u,"
 			"\"wan_rtt_us\":%u,\"nack_timeout_us\":%u}\n",
-			getpid(), cfg->mode == MODE_LR2 ? "lr2" : "observe", cfg->dc.name,
+			getpid(), cfg->mode == MODE_LR2 ? "lr2" : "observe",
+			cfg->mode != MODE_LR2 ? "" :
+			cfg->depot && cfg->sentry ? "depot,sentry" : cfg->depot ? "depot" : "sentry",
+			cfg->dc.name,
 			cfg->wan.name, cfg->pin_dir, (long long)time(NULL), cfg->pool_slots,
 			cfg->max_qps, cfg->rings, cfg->wan_rtt_us, cfg->nack_timeout_us);
 	return fd;
@@ -211,6 +225,7 @@ int main(int argc, char **argv)
 	if (rc) {
 		if (!cfg.keep_pins && cfg.instance[0])
 			rmdir(cfg.pin_dir);
+		unlink(lock_path);
 		close(lock_fd);
 		return rc;
 	}
@@ -227,6 +242,7 @@ int main(int argc, char **argv)
 	lhd_datapath_down(&dp, &cfg);
 	if (!cfg.keep_pins && cfg.instance[0])
 		rmdir(cfg.pin_dir); /* only if empty: never another's pins */
+	unlink(lock_path); /* still ours: the next agent re-checks the path after locking */
 	close(lock_fd);
 	return rc;
 }

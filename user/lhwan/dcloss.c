@@ -21,6 +21,7 @@
  * without a bpf_link, it stays after this command exits and goes with the
  * namespace; `attach` again only rewrites the map, `stats` reads it.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <net/if.h>
@@ -66,6 +67,9 @@ struct dcloss_val {
 
 enum label {
 	L_PASS,
+	L_V4,
+	L_V6,
+	L_COUNT,
 	L_DROP,
 	L_SHOT,
 	L_RANDOM,
@@ -78,13 +82,13 @@ enum label {
 };
 
 struct as {
-	struct bpf_insn insn[96];
+	struct bpf_insn insn[128];
 	int n;
 	int label[NR_LABELS];
 	struct {
 		int at;
 		enum label l;
-	} fix[32];
+	} fix[48];
 	int nfix;
 };
 
@@ -152,13 +156,40 @@ static void resolve(struct as *a)
 }
 
 /*
- * The program: look the model up, count the frame, decide. Both verdict
- * pairs are parameters: XDP (pass 2, drop 1) and tcx (next -1, drop 2; next
- * rather than pass so a later tcx program still has its say).
+ * The program: only IPv4 and IPv6 UDP frames are subject to loss (so are the
+ * probe's and every RoCEv2 frame); ARP, neighbour discovery and ICMP pass
+ * uncounted, so a neighbour refresh in the middle of a run neither vanishes
+ * nor shifts an `every N` pattern. Then look the model up, count the frame,
+ * decide. Both verdict pairs are parameters: XDP (pass 2, drop 1) and tcx
+ * (next -1, drop 2; next rather than pass so a later tcx program still has
+ * its say). The ctx offsets of data and data_end differ between the two.
  */
 static int build_prog(struct as *a, int map_fd, int verdict_pass, int verdict_drop, bool redirect)
 {
+	short off_data = redirect ? (short)__builtin_offsetof(struct __sk_buff, data) : 0;
+	short off_end = redirect ? (short)__builtin_offsetof(struct __sk_buff, data_end) : 4;
+
 	memset(a, 0, sizeof(*a));
+	/* r2 = data, r3 = data_end; at least Ethernet + IPv4 (20) + UDP (8) */
+	ldx(a, BPF_W, BPF_REG_2, BPF_REG_1, off_data);
+	ldx(a, BPF_W, BPF_REG_3, BPF_REG_1, off_end);
+	mov_reg(a, BPF_REG_4, BPF_REG_2);
+	emit(a, INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_4, 0, 0, 42));
+	jmp(a, BPF_JGT, BPF_REG_4, BPF_REG_3, true, L_PASS);
+	ldx(a, BPF_H, BPF_REG_5, BPF_REG_2, 12); /* EtherType, as stored (big endian) */
+	jmp(a, BPF_JEQ, BPF_REG_5, htons(0x0800), false, L_V4);
+	jmp(a, BPF_JEQ, BPF_REG_5, htons(0x86dd), false, L_V6);
+	jmp(a, BPF_JA, 0, 0, false, L_PASS);
+	label(a, L_V4);
+	ldx(a, BPF_B, BPF_REG_5, BPF_REG_2, 14 + 9); /* protocol */
+	jmp(a, BPF_JEQ, BPF_REG_5, 17, false, L_COUNT);
+	jmp(a, BPF_JA, 0, 0, false, L_PASS);
+	label(a, L_V6);
+	emit(a, INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_4, 0, 0, 20)); /* IPv6 40 + UDP 8 */
+	jmp(a, BPF_JGT, BPF_REG_4, BPF_REG_3, true, L_PASS);
+	ldx(a, BPF_B, BPF_REG_5, BPF_REG_2, 14 + 6); /* next header */
+	jmp(a, BPF_JNE, BPF_REG_5, 17, false, L_PASS);
+	label(a, L_COUNT);
 	/* key = 0 on the stack */
 	mov_imm(a, BPF_REG_1, 0);
 	stx(a, BPF_W, BPF_REG_10, BPF_REG_1, -4);

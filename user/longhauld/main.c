@@ -242,7 +242,13 @@ int main(int argc, char **argv)
 	lhd_datapath_down(&dp, &cfg);
 	if (!cfg.keep_pins && cfg.instance[0])
 		rmdir(cfg.pin_dir); /* only if empty: never another's pins */
-	unlink(lock_path); /* still ours: the next agent re-checks the path after locking */
+	/*
+	 * Still ours: the next agent re-checks the path after locking. With
+	 * --keep-pins the file stays (unlocked) beside the pins it describes, so
+	 * `longhaul status` can tell what mode and interfaces the stopped agent had.
+	 */
+	if (!cfg.keep_pins)
+		unlink(lock_path);
 	close(lock_fd);
 	return rc;
 }

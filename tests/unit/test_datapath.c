@@ -10,13 +10,7 @@
  * out a real veth in a private network namespace and are read back.
  */
 #include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/if_ether.h>
-#include <linux/if_packet.h>
-#include <net/if.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +19,9 @@
 #include <bpf/bpf.h>
 
 #include "bpf_harness.h"
+#include "dp_frames.h"
 #include "lh_maps.h"
 #include "pkt.h"
-#include "report.h"
 #include "tap.h"
 
 #define XDP_DROP_ 1
@@ -36,159 +30,13 @@
 #define TC_SHOT 2
 #define POOL 64
 #define RINGS 8
-#define PAYLOAD 256
-#define QP_R 0x000100 /* responder's QPN: data carries it */
-#define QP_S 0x000200 /* requester's QPN: ACKs and NAKs carry it */
 
 static const char *const objs[] = { "wan_xdp", "dc_xdp", "dc_tc", "wan_tc" };
 static struct lh_harness *h;
 static int dc_ifindex, cap_fd;
-static uint32_t pool_size = POOL;
+static struct dp_sizes sizes = { .pool = POOL, .rings = RINGS };
 
-struct flow {
-	int family;
-	union lh_ip_addr a, b; /* a: requester, b: responder */
-};
-
-static struct flow f4, f6;
-
-static int set_sizes(struct bpf_object *obj, void *ctx)
-{
-	struct bpf_map *m;
-
-	(void)ctx;
-	bpf_object__for_each_map(m, obj) {
-		const char *n = bpf_map__name(m);
-
-		if (!strcmp(n, "lh_pool") || !strcmp(n, "lh_pool_free"))
-			bpf_map__set_max_entries(m, pool_size);
-		if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
-			bpf_map__set_max_entries(m, RINGS);
-	}
-	return 0;
-}
-
-/* ---- packets ---- */
-
-static void payload_for(uint32_t psn, uint8_t *p)
-{
-	int i;
-
-	for (i = 0; i < PAYLOAD; i++)
-		p[i] = (uint8_t)(psn * 7 + i);
-}
-
-/* Data from requester a to responder b, as it arrives at a gateway */
-static size_t data_frame(const struct flow *fl, uint32_t psn, uint8_t *buf)
-{
-	static uint8_t pay[PAYLOAD];
-	struct lh_pkt_spec s;
-
-	lh_pkt_spec_init(&s, fl->family);
-	s.src = fl->a;
-	s.dst = fl->b;
-	s.ttl = 62;
-	s.roce.opcode = ROCE_RC_RDMA_WRITE_MIDDLE;
-	s.roce.dqpn = QP_R;
-	s.roce.psn = psn & ROCE_PSN_MASK;
-	payload_for(psn, pay);
-	s.payload = pay;
-	s.payload_len = PAYLOAD;
-	return (size_t)lh_pkt_build(&s, buf, 9000);
-}
-
-/* ACK or NAK from responder b to requester a */
-static size_t ack_frame(const struct flow *fl, uint32_t psn, uint8_t syndrome, uint8_t byte4,
-			uint32_t msn, uint8_t *buf)
-{
-	struct lh_pkt_spec s;
-
-	lh_pkt_spec_init(&s, fl->family);
-	s.src = fl->b;
-	s.dst = fl->a;
-	/* from the receiving NIC: its MAC first */
-	memcpy(s.src_mac, "\x02\xbb\xbb\xbb\xbb\x01", 6);
-	memcpy(s.dst_mac, "\x02\x99\x99\x99\x99\x01", 6);
-	s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
-	s.roce.dqpn = QP_S;
-	s.roce.psn = psn & ROCE_PSN_MASK;
-	s.roce.byte4 = byte4;
-	s.roce.aeth.syndrome = syndrome;
-	s.roce.aeth.msn = msn;
-	return (size_t)lh_pkt_build(&s, buf, 9000);
-}
-
-/* A Depot report from responder b to requester a: [epsn, epsn + n), held bits */
-static size_t report_frame(const struct flow *fl, uint32_t epsn, uint32_t n, uint32_t held_mask,
-			   uint8_t *buf)
-{
-	struct lh_report_info ri = { .dqpn = QP_R, .peer_qpn = QP_S, .epsn = epsn, .nbits = n };
-	struct lh_pkt_spec s;
-	uint32_t i;
-
-	for (i = 0; i < 32 && i < n; i++)
-		if (held_mask & (1u << i))
-			ri.held[i / 8] |= (uint8_t)(1u << (i % 8));
-	lh_pkt_spec_init(&s, fl->family);
-	s.src = fl->b;
-	s.dst = fl->a;
-	memcpy(s.src_mac, "\x02\x77\x77\x77\x77\x01", 6); /* the WAN peer */
-	memcpy(s.dst_mac, "\x02\x88\x88\x88\x88\x01", 6); /* our WAN interface */
-	return (size_t)lh_report_frame(&s, &ri, buf, 9000);
-}
-
-/* ---- maps, as the agent would write them ---- */
-
-static void key_of(const struct flow *fl, struct lh_qp_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	if (fl->family == AF_INET) {
-		k->saddr[10] = k->saddr[11] = 0xff;
-		k->daddr[10] = k->daddr[11] = 0xff;
-		memcpy(k->saddr + 12, &fl->a.v4, 4);
-		memcpy(k->daddr + 12, &fl->b.v4, 4);
-	} else {
-		memcpy(k->saddr, &fl->a.v6, 16);
-		memcpy(k->daddr, &fl->b.v6, 16);
-	}
-	k->dqpn = QP_R;
-}
-
-static bool qp_get(const struct flow *fl, struct lh_qp *qp)
-{
-	struct lh_qp_key k;
-
-	key_of(fl, &k);
-	return !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, qp);
-}
-
-/* The agent's pairing: lh_pair gives the requester's QPN; lh_ack finds the data QP */
-static bool pair(const struct flow *fl)
-{
-	struct lh_qp_key k, ak;
-	uint32_t peer = QP_S;
-
-	key_of(fl, &k);
-	if (bpf_map_update_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer, BPF_ANY))
-		return false;
-	memcpy(ak.saddr, k.daddr, 16);
-	memcpy(ak.daddr, k.saddr, 16);
-	ak.dqpn = QP_S;
-	return !bpf_map_update_elem(lh_harness_map_fd(h, "lh_ack"), &ak, &k, BPF_ANY);
-}
-
-static uint32_t free_slots(void)
-{
-	int fd = lh_harness_map_fd(h, "lh_pool_free");
-	uint32_t v, n = 0, saved[4096];
-
-	/* a queue cannot be counted without popping: pop all, push back */
-	while (n < 4096 && !bpf_map_lookup_and_delete_elem(fd, NULL, &v))
-		saved[n++] = v;
-	for (v = 0; v < n; v++)
-		bpf_map_update_elem(fd, NULL, &saved[v], BPF_ANY);
-	return n;
-}
+static struct dp_flow f4, f6;
 
 /* ---- running programs ---- */
 
@@ -225,27 +73,6 @@ static int64_t ctr(const char *name)
 	return lh_counter_read(h, full);
 }
 
-/* ---- the veth that TC emission goes out of ---- */
-
-static int netns_and_veth(void)
-{
-	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
-
-	if (unshare(CLONE_NEWNET)) {
-		tap_diag("unshare(CLONE_NEWNET): %s", strerror(errno));
-		return -1;
-	}
-	if (system("ip link add lhu0 type veth peer name lhu1 && ip link set lhu0 up && "
-		   "ip link set lhu1 up && sysctl -qw net.ipv6.conf.all.disable_ipv6=1"))
-		return -1;
-	dc_ifindex = (int)if_nametoindex("lhu0");
-	sll.sll_ifindex = (int)if_nametoindex("lhu1");
-	cap_fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
-	if (cap_fd < 0 || bind(cap_fd, (struct sockaddr *)&sll, sizeof(sll)))
-		return -1;
-	return 0;
-}
-
 /* Frames that came out of lhu0 since the last call, RoCE only, parsed into caps[] */
 struct cap {
 	uint8_t b[9216];
@@ -275,18 +102,18 @@ static int captured(void)
 /* A captured packet is data PSN psn, intact: ICRC, payload, TTL */
 static bool cap_is(int i, uint32_t psn, int ttl)
 {
-	uint8_t want[PAYLOAD];
+	uint8_t want[DP_PAYLOAD];
 	const struct lh_pkt *p = &caps[i].p;
 
-	payload_for(psn, want);
-	return p->roce.psn == (psn & ROCE_PSN_MASK) && p->payload_len == PAYLOAD &&
-	       !memcmp(caps[i].b + p->payload_off, want, PAYLOAD) && lh_pkt_icrc_ok(caps[i].b, p) &&
-	       p->ttl == ttl;
+	dp_payload_for(psn, want);
+	return p->roce.psn == (psn & ROCE_PSN_MASK) && p->payload_len == DP_PAYLOAD &&
+	       !memcmp(caps[i].b + p->payload_off, want, DP_PAYLOAD) &&
+	       lh_pkt_icrc_ok(caps[i].b, p) && p->ttl == ttl;
 }
 
 /* ---- Depot ---- */
 
-static void depot_basic(const struct flow *fl, uint32_t base, const char *name)
+static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *name)
 {
 	uint8_t in[9216];
 	struct run r;
@@ -296,36 +123,36 @@ static void depot_basic(const struct flow *fl, uint32_t base, const char *name)
 	bool ok;
 	int64_t c0, c1;
 
-	len = data_frame(fl, base, in);
+	len = dp_data_frame(fl, base, in);
 	c0 = ctr("depot_new_qp");
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
-		       ctr("depot_new_qp") == c0 + 1 && qp_get(fl, &qp) && (qp.flags & LH_QPF_DEPOT) &&
-		       qp.d_deliv == ((base + 1) & ROCE_PSN_MASK),
+		       ctr("depot_new_qp") == c0 + 1 && dp_qp_get(h, fl, &qp) &&
+		       (qp.flags & LH_QPF_DEPOT) && qp.d_deliv == ((base + 1) & ROCE_PSN_MASK),
 	       "%s: first data packet from the WAN: QP learned, delivered unchanged", name);
 
-	len = data_frame(fl, base + 2, in);
+	len = dp_data_frame(fl, base + 2, in);
 	c0 = ctr("depot_unpaired");
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_unpaired") == c0 + 1,
 	       "%s: out of order before pairing: passed unchanged (no NACK possible), counted", name);
 
-	tap_ok(pair(fl), "%s: paired by the agent (requester QPN, ACK index)", name);
+	tap_ok(dp_pair(h, fl), "%s: paired by the agent (requester QPN, ACK index)", name);
 
-	len = data_frame(fl, base + 1, in);
+	len = dp_data_frame(fl, base + 1, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && qp_get(fl, &qp) &&
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, fl, &qp) &&
 		       qp.d_deliv == ((base + 2) & ROCE_PSN_MASK),
 	       "%s: in order: delivered, backed up", name);
 
 	/* base+2 and base+3 lost on the WAN */
-	len = data_frame(fl, base + 4, in);
+	len = dp_data_frame(fl, base + 4, in);
 	c0 = ctr("depot_nack");
 	c1 = ctr("depot_held");
 	xdp("lh_wan_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 	     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x60 &&
-	     r.p.roce.psn == ((base + 2) & ROCE_PSN_MASK) && r.p.roce.dqpn == QP_S &&
+	     r.p.roce.psn == ((base + 2) & ROCE_PSN_MASK) && r.p.roce.dqpn == DP_QP_S &&
 	     r.p.roce.byte4 == (LH_DNACK_MARK | 1) && !memcmp(&r.p.src, &fl->b, 16) &&
 	     !memcmp(&r.p.dst, &fl->a, 16) && lh_pkt_icrc_ok(r.out, &r.p) &&
 	     ctr("depot_nack") == c0 + 1 && ctr("depot_held") == c1 + 1;
@@ -340,41 +167,33 @@ static void depot_basic(const struct flow *fl, uint32_t base, const char *name)
 			 r.verdict, lh_stat_name(r.p.result), r.p.roce.opcode, r.p.roce.aeth.syndrome,
 			 r.p.roce.psn, r.p.roce.dqpn, r.p.roce.byte4, lh_pkt_icrc_ok(r.out, &r.p));
 
-	len = data_frame(fl, base + 5, in);
+	len = dp_data_frame(fl, base + 5, in);
 	c0 = ctr("depot_nack");
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_DROP_ && ctr("depot_nack") == c0,
 	       "%s: next out-of-order packet: held, no second NACK for the same gap", name);
 
-	len = data_frame(fl, base + 4, in);
+	len = dp_data_frame(fl, base + 4, in);
 	c0 = ctr("depot_dup_held");
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_DROP_ && ctr("depot_dup_held") == c0 + 1,
 	       "%s: retransmission of a held PSN: dropped", name);
 
-	len = data_frame(fl, base + 2, in);
+	len = dp_data_frame(fl, base + 2, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && qp_get(fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
 		       qp.d_deliv == ((base + 3) & ROCE_PSN_MASK),
 	       "%s: first missing PSN arrives: delivered, nothing to release yet (next still missing)",
 	       name);
 
-	len = data_frame(fl, base + 3, in);
+	len = dp_data_frame(fl, base + 3, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && qp_get(fl, &qp) && (qp.flags & LH_QPF_RELEASING) &&
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, fl, &qp) && (qp.flags & LH_QPF_RELEASING) &&
 		       qp.d_release_after == ((base + 3) & ROCE_PSN_MASK),
 	       "%s: the gap filler: delivered, the QP marked for release after it", name);
 
 	/* the filler leaves the DC interface: the held run follows it, in order */
-	in[12 - 12] = 0x02; /* routed: new MACs and TTL - 1, as the kernel forwards it */
-	memcpy(in, "\x02\xbb\xbb\xbb\xbb\x01\x02\x99\x99\x99\x99\x01", 12);
-	{
-		struct lh_pkt fp;
-
-		lh_pkt_parse(in, len, true, &fp);
-		in[fp.l3_off + (fl->family == AF_INET ? 8 : 7)] = 61;
-		lh_pkt_ipv4_csum_update(in, &fp);
-	}
+	dp_route_frame(in, len, 61); /* routed: new MACs and TTL - 1, as the kernel forwards it */
 	captured();
 	c0 = ctr("depot_released");
 	tc("lh_dc_out", in, len, &r);
@@ -382,36 +201,36 @@ static void depot_basic(const struct flow *fl, uint32_t base, const char *name)
 	ok = r.verdict == TC_SHOT && n == 3 && cap_is(0, base + 3, 61) && cap_is(1, base + 4, 61) &&
 	     cap_is(2, base + 5, 61) && ctr("depot_released") == c0 + 2;
 	for (i = 0; ok && i < n; i++)
-		ok = !memcmp(caps[i].b, "\x02\xbb\xbb\xbb\xbb\x01\x02\x99\x99\x99\x99\x01", 12);
+		ok = !memcmp(caps[i].b, DP_ROUTED_MACS, 12);
 	tap_ok(ok, "%s: DC egress: filler then held PSNs %u, %u in order, intact, with the routed MACs and TTL",
 	       name, (base + 4) & ROCE_PSN_MASK, (base + 5) & ROCE_PSN_MASK);
 	if (!ok)
 		tap_diag("  verdict %u, %d captured", r.verdict, n);
-	tap_ok(qp_get(fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
+	tap_ok(dp_qp_get(h, fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
 		       qp.d_deliv == ((base + 6) & ROCE_PSN_MASK),
 	       "%s: after the run: ePSN past it, release done", name);
 
 	/* the receiving NIC lost base+3 inside the DC: the Depot answers from backup */
-	len = ack_frame(fl, base + 3, 0x60, 0, 1, in);
+	len = dp_ack_frame(fl, base + 3, 0x60, 0, 1, in);
 	c0 = ctr("depot_nak_local");
 	tc("lh_dc_in", in, len, &r);
 	n = captured();
 	ok = r.verdict == TC_SHOT && n == 3 && cap_is(0, base + 3, 61) && cap_is(1, base + 4, 61) &&
 	     cap_is(2, base + 5, 61) && ctr("depot_nak_local") == c0 + 1;
 	for (i = 0; ok && i < n; i++)
-		ok = !memcmp(caps[i].b, "\x02\xbb\xbb\xbb\xbb\x01\x02\x99\x99\x99\x99\x01", 12);
+		ok = !memcmp(caps[i].b, DP_ROUTED_MACS, 12);
 	tap_ok(ok, "%s: NIC NAK for PSN %u: replayed from the backup pool toward the NIC, NAK absorbed",
 	       name, (base + 3) & ROCE_PSN_MASK);
 
 	c0 = ctr("depot_backup_freed");
-	len = ack_frame(fl, base + 5, 0x1f, 0, 3, in);
+	len = dp_ack_frame(fl, base + 5, 0x1f, 0, 3, in);
 	tc("lh_dc_in", in, len, &r);
-	tap_ok(r.verdict == TC_OK && ctr("depot_backup_freed") == c0 + 6 && free_slots() == pool_size &&
-		       qp_get(fl, &qp) && qp.msn == 3,
+	tap_ok(r.verdict == TC_OK && ctr("depot_backup_freed") == c0 + 6 &&
+		       dp_free_slots(h) == sizes.pool && dp_qp_get(h, fl, &qp) && qp.msn == 3,
 	       "%s: ACK of PSN %u: all 6 backup copies freed, MSN learned", name,
 	       (base + 5) & ROCE_PSN_MASK);
 
-	len = ack_frame(fl, base + 4, 0x60, 0, 3, in);
+	len = dp_ack_frame(fl, base + 4, 0x60, 0, 3, in);
 	c0 = ctr("depot_nak_forwarded");
 	tc("lh_dc_in", in, len, &r);
 	tap_ok(r.verdict == TC_OK && ctr("depot_nak_forwarded") == c0 + 1,
@@ -421,7 +240,7 @@ static void depot_basic(const struct flow *fl, uint32_t base, const char *name)
 /* The first ACK of a QP pairs it on the spot (no agent): the next gap gets its Depot-NACK */
 static void pairing_in_bpf(void)
 {
-	struct flow fl = f4;
+	struct dp_flow fl = f4;
 	uint8_t in[9216];
 	struct run r;
 	struct lh_qp_key k;
@@ -430,64 +249,65 @@ static void pairing_in_bpf(void)
 	int64_t c0;
 
 	fl.b.v4.s_addr = htonl(0x0a000905);
-	len = data_frame(&fl, 3000, in);
+	len = dp_data_frame(&fl, 3000, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	len = data_frame(&fl, 3001, in);
+	len = dp_data_frame(&fl, 3001, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	c0 = ctr("ack_unpaired");
-	len = ack_frame(&fl, 3001, 0x1f, 0, 1, in);
+	len = dp_ack_frame(&fl, 3001, 0x1f, 0, 1, in);
 	tc("lh_dc_in", in, len, &r);
-	key_of(&fl, &k);
+	dp_qp_key(&fl, &k);
 	tap_ok(r.verdict == TC_OK && ctr("ack_unpaired") == c0 &&
-		       !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer) && peer == QP_S,
+		       !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer) &&
+		       peer == DP_QP_S,
 	       "pairing: the first ACK of a lone QP between two hosts pairs it in BPF");
-	len = data_frame(&fl, 3003, in);
+	len = dp_data_frame(&fl, 3003, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE &&
-		       r.p.roce.dqpn == QP_S && r.p.roce.psn == 3002,
+		       r.p.roce.dqpn == DP_QP_S && r.p.roce.psn == 3002,
 	       "pairing: the next gap gets its Depot-NACK at once");
 }
 
 static void depot_pool_full(void)
 {
-	struct flow fl = f4;
+	struct dp_flow fl = f4;
 	uint8_t in[9216];
 	struct run r;
 	size_t len;
 	int64_t c0;
-	uint32_t free0 = free_slots();
+	uint32_t free0 = dp_free_slots(h);
 	int i;
 
 	fl.b.v4.s_addr = htonl(0x0a000903); /* a new QP */
-	len = data_frame(&fl, 10, in);
+	len = dp_data_frame(&fl, 10, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	pair(&fl);
+	dp_pair(h, &fl);
 	/* the pool holds POOL slots: fill them, in order, without ACKs */
 	for (i = 11; i < 11 + (int)free0 - 1; i++) {
-		len = data_frame(&fl, (uint32_t)i, in);
+		len = dp_data_frame(&fl, (uint32_t)i, in);
 		xdp("lh_wan_xdp", in, len, &r);
 	}
 	c0 = ctr("pool_empty");
-	len = data_frame(&fl, (uint32_t)i + 1, in); /* out of order, no slot left */
+	len = dp_data_frame(&fl, (uint32_t)i + 1, in); /* out of order, no slot left */
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
-		       ctr("pool_empty") == c0 + 1 && free_slots() == 0,
+		       ctr("pool_empty") == c0 + 1 && dp_free_slots(h) == 0,
 	       "pool full: an out-of-order packet passes unchanged (the NIC's go-back-N recovers), counted");
-	len = data_frame(&fl, (uint32_t)i, in);
+	len = dp_data_frame(&fl, (uint32_t)i, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_no_backup") >= 1,
 	       "pool full: an in-order packet is delivered without backup, counted");
 	/* the NIC acks everything: the pool empties again */
-	len = ack_frame(&fl, (uint32_t)i, 0x1f, 1, 0, in);
+	len = dp_ack_frame(&fl, (uint32_t)i, 0x1f, 1, 0, in);
 	tc("lh_dc_in", in, len, &r);
-	tap_ok(free_slots() == free0, "the NIC's ACK returns every slot to the pool");
+	tap_ok(dp_free_slots(h) == free0, "the NIC's ACK returns every slot to the pool");
 }
 
 /* ---- Sentry ---- */
 
 static void sentry(void)
 {
-	struct flow fl = f4;
+	struct dp_flow fl = f4;
 	uint8_t in[9216];
 	struct run r;
 	struct lh_qp qp;
@@ -498,26 +318,26 @@ static void sentry(void)
 
 	fl.a.v4.s_addr = htonl(0x0a000a01);
 	for (p = b; p < b + 3; p++) {
-		len = data_frame(&fl, p, in);
+		len = dp_data_frame(&fl, p, in);
 		xdp("lh_dc_xdp", in, len, &r);
 		if (p == b)
-			pair(&fl);
+			dp_pair(h, &fl);
 	}
-	tap_ok(r.verdict == XDP_PASS_ && qp_get(&fl, &qp) && (qp.flags & LH_QPF_SENTRY) &&
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_SENTRY) &&
 		       qp.s_next == b + 3,
 	       "Sentry: data from the DC learned, in-order packets pass");
 
-	len = data_frame(&fl, b + 4, in); /* b+3 lost inside the sender DC */
+	len = dp_data_frame(&fl, b + 4, in); /* b+3 lost inside the sender DC */
 	c0 = ctr("sentry_nack");
 	xdp("lh_dc_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 	     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x60 &&
-	     r.p.roce.psn == b && r.p.roce.dqpn == QP_S && r.p.roce.byte4 == 0 &&
+	     r.p.roce.psn == b && r.p.roce.dqpn == DP_QP_S && r.p.roce.byte4 == 0 &&
 	     !memcmp(&r.p.src, &fl.b, 4) && lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_nack") == c0 + 1;
 	tap_ok(ok, "Sentry: a gap in what the NIC sends: Sentry-NACK straight back, PSN = the receiver's ACK point %u (a NAK acknowledges what precedes it)",
 	       b);
 
-	len = data_frame(&fl, b + 5, in);
+	len = dp_data_frame(&fl, b + 5, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_DROP_, "Sentry: later packets of the gap dropped until the NIC rewinds");
 	{
@@ -526,48 +346,49 @@ static void sentry(void)
 
 		ok = true;
 		for (p = b; p < b + 6; p++) {
-			len = data_frame(&fl, p, in);
+			len = dp_data_frame(&fl, p, in);
 			xdp("lh_dc_xdp", in, len, &r);
 			ok &= (int)r.verdict == want[p - b];
 		}
 	}
-	tap_ok(ok && qp_get(&fl, &qp) && qp.s_next == b + 6,
+	tap_ok(ok && dp_qp_get(h, &fl, &qp) && qp.s_next == b + 6,
 	       "Sentry: the NIC's resend: %u..%u (crossed already) dropped, %u on pass", b, b + 2, b + 3);
 
 	/* the receiver acknowledges b: the NIC's retry is over, it takes NAKs again */
-	len = ack_frame(&fl, b, 0x1f, 0, 0, in);
+	len = dp_ack_frame(&fl, b, 0x1f, 0, 0, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && qp_get(&fl, &qp) && !(qp.flags & LH_QPF_NIC_RETRY) &&
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_NIC_RETRY) &&
 		       qp.s_una == b + 1,
 	       "Sentry: an ACK from the rewind point on ends the NIC's retry");
 
 	/* Depot-NACKs on a fresh QP: b .. b+5 sent in order, b+1 and b+2 lost on the WAN */
 	fl.a.v4.s_addr = htonl(0x0a000a02);
 	for (p = b; p < b + 6; p++) {
-		len = data_frame(&fl, p, in);
+		len = dp_data_frame(&fl, p, in);
 		xdp("lh_dc_xdp", in, len, &r);
 		if (p == b)
-			pair(&fl);
+			dp_pair(h, &fl);
 	}
 
 	/* the Depot reports b+1 and b+2 missing: a Depot-NACK with PSN = its ePSN */
-	len = ack_frame(&fl, b + 1, 0x60, LH_DNACK_MARK | 1, 0, in);
+	len = dp_ack_frame(&fl, b + 1, 0x60, LH_DNACK_MARK | 1, 0, in);
 	c0 = ctr("sentry_dnack_forward");
 	xdp("lh_wan_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE && r.p.roce.byte4 == 0 &&
 	     r.p.roce.psn == b + 1 && r.p.roce.aeth.syndrome == 0x60 && lh_pkt_icrc_ok(r.out, &r.p) &&
-	     ctr("sentry_dnack_forward") == c0 + 1 && qp_get(&fl, &qp) && (qp.flags & LH_QPF_EPISODE);
+	     ctr("sentry_dnack_forward") == c0 + 1 && dp_qp_get(h, &fl, &qp) &&
+	     (qp.flags & LH_QPF_EPISODE);
 	tap_ok(ok, "Sentry: Depot-NACK goes on to the NIC as a plain NAK (mark cleared, ICRC still valid)");
 
-	len = ack_frame(&fl, b + 1, 0x60, LH_DNACK_MARK | 1, 0, in);
+	len = dp_ack_frame(&fl, b + 1, 0x60, LH_DNACK_MARK | 1, 0, in);
 	c0 = ctr("sentry_dnack_absorb");
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1 && qp_get(&fl, &qp) &&
-		       (qp.flags & LH_QPF_NAK_DEFERRED),
+	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1 &&
+		       dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_NAK_DEFERRED),
 	       "Sentry: the same Depot-NACK again while the NIC is in its retry: absorbed (it would be ignored), owed");
 
 	/* the report: of b+1 .. b+5 the Depot holds b+3 and b+5 */
-	len = report_frame(&fl, b + 1, 5, 1u << 2 | 1u << 4, in);
+	len = dp_report_frame(&fl, b + 1, 5, 1u << 2 | 1u << 4, in);
 	c0 = ctr("sentry_report");
 	xdp("lh_wan_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_ && ctr("sentry_report") == c0 + 1;
@@ -591,7 +412,7 @@ static void sentry(void)
 
 		ok = true;
 		for (p = b + 1; p < b + 6; p++) {
-			len = data_frame(&fl, p, in);
+			len = dp_data_frame(&fl, p, in);
 			xdp("lh_dc_xdp", in, len, &r);
 			ok &= (int)r.verdict == want[p - b - 1];
 		}
@@ -602,7 +423,7 @@ static void sentry(void)
 	       b + 1, b + 2, b + 4, b + 3, b + 5);
 
 	/* b+2 is lost again on the WAN: the next report names it; the Sentry re-sends its copy */
-	len = report_frame(&fl, b + 2, 4, 1u << 1 | 1u << 2 | 1u << 3, in);
+	len = dp_report_frame(&fl, b + 2, 4, 1u << 1 | 1u << 2 | 1u << 3, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_;
 	captured();
@@ -613,20 +434,20 @@ static void sentry(void)
 	      ctr("sentry_resent") == c0 + 1;
 	tap_ok(ok, "Sentry: a missing PSN the replay already let through is re-sent from its copy toward the Depot");
 
-	len = ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK, 0, in);
+	len = dp_ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK, 0, in);
 	c0 = ctr("sentry_dnack_absorb");
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1,
 	       "Sentry: a Depot-NACK for a PSN it holds a copy of is absorbed (no needless NIC rewind)");
 
-	len = data_frame(&fl, b + 6, in);
+	len = dp_data_frame(&fl, b + 6, in);
 	c0 = ctr("sentry_in_order");
 	xdp("lh_dc_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && qp_get(&fl, &qp) && !(qp.flags & LH_QPF_EPISODE) &&
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_EPISODE) &&
 		       ctr("sentry_in_order") == c0 + 1,
 	       "Sentry: new data ends the episode");
 
-	len = data_frame(&fl, b + 3, in);
+	len = dp_data_frame(&fl, b + 3, in);
 	c0 = ctr("sentry_retx_pass");
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_retx_pass") == c0 + 1,
@@ -634,21 +455,21 @@ static void sentry(void)
 
 	/* an episode cancelled by the far NIC's own NAK */
 	for (p = b + 7; p < b + 12; p++) {
-		len = data_frame(&fl, p, in);
+		len = dp_data_frame(&fl, p, in);
 		xdp("lh_dc_xdp", in, len, &r);
 	}
-	len = ack_frame(&fl, b + 8, 0x60, LH_DNACK_MARK, 0, in);
+	len = dp_ack_frame(&fl, b + 8, 0x60, LH_DNACK_MARK, 0, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	len = ack_frame(&fl, b + 8, 0x60, 0, 0, in);
+	len = dp_ack_frame(&fl, b + 8, 0x60, 0, 0, in);
 	c0 = ctr("sentry_episode_cancel");
 	xdp("lh_wan_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_ && ctr("sentry_episode_cancel") == c0 + 1;
-	len = data_frame(&fl, b + 9, in);
+	len = dp_data_frame(&fl, b + 9, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(ok && r.verdict == XDP_PASS_,
 	       "Sentry: a plain NAK from the far NIC stops filtering (it needs every packet again)");
 
-	len = ack_frame(&fl, b + 11, 0x1f, 0, 4, in);
+	len = dp_ack_frame(&fl, b + 11, 0x1f, 0, 4, in);
 	c0 = ctr("sentry_uncached");
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_uncached") == c0 + 5,
@@ -661,9 +482,10 @@ int main(void)
 		tap_skip("needs root", "LR2 data path");
 		return tap_done();
 	}
-	if (!tap_ok(netns_and_veth() == 0, "private network namespace with a veth for TC emission"))
+	if (!tap_ok(dp_netns_veth("lhu0", "lhu1", &dc_ifindex, &cap_fd) == 0,
+		    "private network namespace with a veth for TC emission"))
 		return tap_done();
-	h = lh_harness_open_set(objs, 4, set_sizes, NULL);
+	h = lh_harness_open_set(objs, 4, dp_set_sizes, &sizes);
 	if (!tap_ok(h != NULL, "wan_xdp, dc_xdp, dc_tc and wan_tc load with shared maps"))
 		return tap_done();
 	{
@@ -671,7 +493,7 @@ int main(void)
 					 .flags = LH_CFG_DEPOT | LH_CFG_SENTRY };
 		uint32_t zero = 0;
 
-		tap_ok(!lh_harness_fill_queue(h, "lh_pool_free", pool_size) &&
+		tap_ok(!lh_harness_fill_queue(h, "lh_pool_free", sizes.pool) &&
 			       !lh_harness_fill_queue(h, "lh_ring_free", RINGS) &&
 			       !bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0),
 		       "agent set-up: free lists and configuration");

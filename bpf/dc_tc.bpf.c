@@ -45,7 +45,18 @@ int lh_dc_out(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	lh_key_of(&key, &p);
 	qp = bpf_map_lookup_elem(&lh_qp, &key);
-	if (!qp || !(qp->flags & LH_QPF_RELEASING))
+	if (!qp)
+		return TC_ACT_OK;
+	/*
+	 * Until the NIC's first ACK tells the requester's QPN the Depot cannot
+	 * NACK: ask the NIC to acknowledge each delivery (AckReq, ICRC redone).
+	 * The first ACK pairs the QP, a DC round trip after its first packet.
+	 */
+	if ((qp->flags & (LH_QPF_DEPOT | LH_QPF_PAIRED)) == LH_QPF_DEPOT &&
+	    !lh_qp_paired(qp, &key) && p.l4_off == p.l3_off + (p.ipv6 ? 40 : 20) &&
+	    !lh_skb_set_ackreq(skb, p.l3_off, (__u32)(p.l4_off - p.l3_off) + p.udp_len, p.ipv6))
+		lh_count(st, LH_STAT_DEPOT_ACKREQ_PAIR);
+	if (!(qp->flags & LH_QPF_RELEASING))
 		return TC_ACT_OK;
 	ring_idx = qp->ring;
 	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);

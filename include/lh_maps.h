@@ -60,6 +60,10 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 #define LH_QPF_REWIND_PENDING 0x100 /* Sentry: a NAK went to the NIC, no replay seen yet */
 #define LH_QPF_NIC_RETRY 0x200 /* Sentry: the NIC is in a retry and ignores NAKs until an ACK */
 #define LH_QPF_NAK_DEFERRED 0x400 /* Sentry: a NAK (s_deferred) is owed to the NIC after that ACK */
+/* Sentry: any of these makes it filter or hold back; the watchdog clears them */
+#define LH_QPF_SENTRY_BUSY \
+	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \
+	 LH_QPF_NAK_DEFERRED)
 
 #define LH_SR_WORDS 4 /* Sentry's missing-PSN bitmap: 256 PSNs from s_base */
 
@@ -85,7 +89,7 @@ struct lh_qp {
 
 	/* Sentry: data arrives from the DC */
 	__u32 s_next; /* one past the highest PSN the NIC sent */
-	__u32 s_replay; /* in an episode: next PSN of the NIC's replay */
+	__u32 s_replay; /* in an episode: one past the last PSN of the NIC's replay */
 	__u32 s_end; /* in an episode: s_next when it began */
 	__u32 s_base; /* PSN of bit 0 of s_missing */
 	__u32 s_rewind; /* PSN of the last NAK passed on to the NIC */
@@ -96,11 +100,11 @@ struct lh_qp {
 	__u64 s_missing[LH_SR_WORDS]; /* PSNs the Depot reported missing */
 
 	__u64 last_rx_ns; /* last data packet, for the agent's timers and GC */
-	__u64 last_progress_ns; /* last time d_deliv moved (Depot) */
+	__u64 last_progress_ns; /* last time d_deliv (Depot), or s_una, s_next or the replay (Sentry) moved */
 	__u64 last_nack_ns; /* last Depot-NACK (Depot) */
 	__u8 wan_peer_mac[6]; /* Depot: MAC the data came from on the WAN side */
 	__u8 wan_mac[6]; /* Depot: our WAN interface's MAC */
-	__u32 pad;
+	__u32 s_echo_us; /* Sentry: last ACK echoed to a go-back-0 replay (ktime >> 10) */
 };
 
 /* Reverse index: ACK direction (receiver -> requester, requester's QPN) to the data key */
@@ -166,6 +170,12 @@ struct lh_config {
 	__u32 wan_ifindex;
 	__u32 flags; /* LH_CFG_* */
 	__u32 resend_guard_ms; /* Sentry: no re-send of a copy that went out this recently */
+	/*
+	 * Sentry: a recovery that has not moved the receiver's ACK point for this
+	 * long is given up (filter off, NIC model reset): fail open, never stall
+	 */
+	__u32 watchdog_ms;
+	__u32 pad;
 };
 
 #define LH_CFG_DEPOT 0x01 /* act as Depot for data arriving from the WAN */

@@ -55,7 +55,8 @@
 	X(DEPOT_DUP_HELD, depot_dup_held, "Depot: retransmission of a held PSN: dropped") \
 	X(DEPOT_WINDOW, depot_window, "Depot: PSN beyond the ring window: passed unchanged") \
 	X(DEPOT_RING_BUSY, depot_ring_busy, "Depot: ring position still holds an unacked PSN: passed") \
-	X(DEPOT_UNPAIRED, depot_unpaired, "Depot: out of order before pairing (no NACK possible): passed") \
+	X(DEPOT_UNPAIRED, depot_unpaired, "Depot: a gap before pairing: held, the agent NACKs once paired") \
+	X(DEPOT_ACKREQ_PAIR, depot_ackreq_pair, "Depot: AckReq set on a delivery of an unpaired QP, to pair it") \
 	X(DEPOT_NO_RING, depot_no_ring, "Depot: QP without a ring (all in use): passed unchanged") \
 	X(DEPOT_TOO_BIG, depot_too_big, "Depot: packet larger than a pool slot: passed unchanged") \
 	X(POOL_EMPTY, pool_empty, "Depot: no free pool slot: passed unchanged") \
@@ -77,6 +78,8 @@
 	X(SENTRY_RETX_PASS, sentry_retx_pass, "Sentry: retransmission outside an episode: passed") \
 	X(SENTRY_SR_PASS, sentry_sr_pass, "Sentry: retransmission of a missing PSN: passed") \
 	X(SENTRY_SR_DROP, sentry_sr_drop, "Sentry: retransmission the Depot holds: dropped") \
+	X(SENTRY_ACK_ECHO, sentry_ack_echo, "Sentry: a replay of PSNs the receiver ACKed answered with its ACK") \
+	X(SENTRY_WATCHDOG, sentry_watchdog, "Sentry: a recovery stuck past the watchdog given up (filter off)") \
 	X(SENTRY_DNACK_FORWARD, sentry_dnack_forward, "Sentry: Depot-NACK turned into the NIC's NAK") \
 	X(SENTRY_DNACK_ABSORB, sentry_dnack_absorb, "Sentry: Depot-NACK recorded, NIC already rewinding") \
 	X(SENTRY_EPISODE_END, sentry_episode_end, "Sentry: recovery episode ended (replay caught up or ACKed)") \

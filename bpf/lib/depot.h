@@ -8,8 +8,8 @@
  *    own NAK: PSN = ePSN) and asks the agent for a report (lh_proto.h);
  *  - a packet that fills the gap is delivered and marks the QP "releasing":
  *    the DC egress TC program emits the held run after it (dc_tc.bpf.c).
- * Whatever the Depot cannot handle (unknown or unpaired QP, pool or ring
- * full, oversize) passes unchanged and is counted: the NICs' go-back-N
+ * Whatever the Depot cannot handle (unknown QP, pool or ring full,
+ * oversize) passes unchanged and is counted: the NICs' go-back-N
  * recovers it.
  */
 #ifndef LH_BPF_DEPOT_H
@@ -79,10 +79,13 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		lh_count(st, LH_STAT_DEPOT_WINDOW);
 		return XDP_PASS;
 	}
-	if (d > 0 && !lh_qp_paired(qp, &key)) {
-		lh_count(st, LH_STAT_DEPOT_UNPAIRED);
-		return XDP_PASS;
-	}
+	/*
+	 * Out of order before the first ACK told the requester's QPN: held all
+	 * the same (the NIC must not see the gap), but the NACK waits for the
+	 * pairing; lh_dc_out asks the NIC for that ACK (AckReq) meanwhile.
+	 */
+	if (d > 0)
+		lh_qp_paired(qp, &key);
 	idx = lh_pool_store(ctx, p, ring_idx, st);
 	if (idx == LH_NO_SLOT && d > 0)
 		return XDP_PASS; /* fail open: out of order goes to the NIC, its go-back-N recovers */
@@ -156,6 +159,11 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	case DEPOT_HOLD_NACK:
 		lh_count(st, LH_STAT_DEPOT_HELD);
 		lh_event(LH_EV_GAP, &key, psn, 0); /* the agent sends the report */
+		if (!(READ_ONCE(qp->flags) & LH_QPF_PAIRED)) {
+			lh_count(st, LH_STAT_DEPOT_UNPAIRED); /* the agent NACKs once paired */
+			lh_count(st, LH_STAT_DROP);
+			return XDP_DROP;
+		}
 		if (lh_xdp_make_nak(ctx, p, qp->peer_qpn, gap_start, qp->msn,
 				    LH_DNACK_MARK | ((gap_len - 1) & LH_DNACK_LEN_MASK))) {
 			lh_count(st, LH_STAT_NAK_BUILD_FAIL);

@@ -106,7 +106,7 @@ struct lh_nak_src {
 
 static __always_inline void lh_nak_transport(struct udphdr *udp, struct roce_bth *bth,
 					     struct roce_aeth *aeth, const struct lh_nak_src *o,
-					     __u32 qpn, __u32 psn, __u32 msn, __u8 byte4)
+					     __u32 qpn, __u32 psn, __u32 syn_msn, __u8 byte4)
 {
 	__builtin_memcpy(&udp->source, o->sport, 2);
 	udp->dest = bpf_htons(ROCEV2_UDP_PORT);
@@ -117,12 +117,13 @@ static __always_inline void lh_nak_transport(struct udphdr *udp, struct roce_bth
 	__builtin_memcpy(&bth->pkey, o->pkey, 2);
 	bth_set_qpn(bth, byte4, qpn);
 	bth_set_psn(bth, 0, psn);
-	aeth_set(aeth, AETH_NAK_PSN_SEQ_ERROR, msn);
+	aeth_set(aeth, (__u8)(syn_msn >> 24), syn_msn & 0xffffff);
 }
 
 /*
- * Rewrite the data packet in ctx into a NAK for PSN (psn_b4 & 0xffffff),
- * BTH byte 4 (psn_b4 >> 24), addressed to the requester's QPN qpn, MSN msn.
+ * Rewrite the data packet in ctx into an ACK or NAK for PSN (psn_b4 &
+ * 0xffffff), BTH byte 4 (psn_b4 >> 24), addressed to the requester's QPN qpn,
+ * AETH syndrome syn_msn >> 24 and MSN syn_msn & 0xffffff.
  * offs: offset of its IP header << 16 | offset of its UDP header (BPF
  * functions take five arguments at most). Returns 0, or a negative
  * error with the packet untouched (the caller passes it on).
@@ -130,7 +131,7 @@ static __always_inline void lh_nak_transport(struct udphdr *udp, struct roce_bth
  * A global function: the verifier checks it once, not once per caller, and
  * it reads what it needs back from the packet so its arguments stay scalars.
  */
-__noinline int lh_xdp_nak(struct xdp_md *ctx, __u32 offs, __u32 qpn, __u32 psn_b4, __u32 msn)
+__noinline int lh_xdp_nak(struct xdp_md *ctx, __u32 offs, __u32 qpn, __u32 psn_b4, __u32 syn_msn)
 {
 	__u32 l3_off = offs >> 16, l4_off = offs & 0xffff;
 	__u32 old_len = bpf_xdp_get_buff_len(ctx), new_len, psn = psn_b4 & ROCE_PSN_MASK;
@@ -157,7 +158,7 @@ __noinline int lh_xdp_nak(struct xdp_md *ctx, __u32 offs, __u32 qpn, __u32 psn_b
 		n.ip.protocol = LH_IPPROTO_UDP;
 		__builtin_memcpy(&n.ip.saddr, o.l3 + 16, 4);
 		__builtin_memcpy(&n.ip.daddr, o.l3 + 12, 4);
-		lh_nak_transport(&n.udp, &n.bth, &n.aeth, &o, qpn, psn, msn, byte4);
+		lh_nak_transport(&n.udp, &n.bth, &n.aeth, &o, qpn, psn, syn_msn, byte4);
 		n.ip.check = bpf_htons(lh_csum_fold(lh_csum_words((__u8 *)&n.ip, 10, 0)));
 		icrc = lh_nak_icrc((__u8 *)&n, sizeof(struct iphdr), sizeof(n), false);
 		lh_store_le32(n.icrc, icrc);
@@ -180,7 +181,7 @@ __noinline int lh_xdp_nak(struct xdp_md *ctx, __u32 offs, __u32 qpn, __u32 psn_b
 		n.ip.hop_limit = LH_NAK_TTL;
 		__builtin_memcpy(&n.ip.saddr, o.l3 + 24, 16);
 		__builtin_memcpy(&n.ip.daddr, o.l3 + 8, 16);
-		lh_nak_transport(&n.udp, &n.bth, &n.aeth, &o, qpn, psn, msn, byte4);
+		lh_nak_transport(&n.udp, &n.bth, &n.aeth, &o, qpn, psn, syn_msn, byte4);
 		icrc = lh_nak_icrc((__u8 *)&n, sizeof(struct ipv6hdr), sizeof(n), true);
 		lh_store_le32(n.icrc, icrc);
 		/* RFC 8200 8.1: pseudo header (addresses, length, next header) + UDP datagram */
@@ -201,7 +202,16 @@ static __always_inline int lh_xdp_make_nak(struct xdp_md *ctx, const struct lh_p
 					   __u32 qpn, __u32 psn, __u32 msn, __u8 byte4)
 {
 	return lh_xdp_nak(ctx, (__u32)p->l3_off << 16 | p->l4_off, qpn,
-			  (__u32)byte4 << 24 | (psn & ROCE_PSN_MASK), msn);
+			  (__u32)byte4 << 24 | (psn & ROCE_PSN_MASK),
+			  (__u32)AETH_NAK_PSN_SEQ_ERROR << 24 | (msn & 0xffffff));
+}
+
+/* The same for an ACK of every PSN up to psn (rxe's syndrome: no credit count) */
+static __always_inline int lh_xdp_make_ack(struct xdp_md *ctx, const struct lh_parsed *p,
+					   __u32 qpn, __u32 psn, __u32 msn)
+{
+	return lh_xdp_nak(ctx, (__u32)p->l3_off << 16 | p->l4_off, qpn, psn & ROCE_PSN_MASK,
+			  (__u32)AETH_ACK_UNLIMITED << 24 | (msn & 0xffffff));
 }
 
 #endif /* LH_BPF_NAK_H */

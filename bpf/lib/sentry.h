@@ -44,7 +44,11 @@ enum sentry_action {
 	SENTRY_RETX_PASS,
 	SENTRY_SR_PASS,
 	SENTRY_SR_DROP,
+	SENTRY_ACK_ECHO,
 };
+
+/* At most one echoed ACK per QP in this many ~microseconds (ktime >> 10) */
+#define LH_ECHO_GAP_US 200
 
 /* Missing-PSN bitmap (s_missing from s_base) */
 static __always_inline bool sentry_is_missing(const struct lh_qp *qp, __u32 psn, bool *outside)
@@ -87,6 +91,19 @@ static __always_inline void sentry_episode_stop(struct lh_qp *qp)
 {
 	qp->flags &= ~(LH_QPF_EPISODE | LH_QPF_REWIND_PENDING | LH_QPF_NAK_DEFERRED);
 	sentry_clear_bitmap(qp);
+}
+
+/*
+ * The receiver acknowledged PSNs the Sentry never saw leave (a copy that
+ * reached it some other way, e.g. before the QP was paired): the NIC's next
+ * new PSN cannot be older than that. Under the lock.
+ */
+static __always_inline void sentry_resync(struct lh_qp *qp)
+{
+	if (psn_diff(qp->s_una, qp->s_next) > 0) {
+		qp->s_next = qp->s_una;
+		qp->flags &= ~LH_QPF_SNAK_SENT;
+	}
 }
 
 /*
@@ -175,8 +192,10 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 					 struct lh_stats *st)
 {
 	__u32 psn = p->psn, nak_psn = 0;
+	struct lh_config *cfg;
 	enum sentry_action act;
 	struct lh_qp_key key;
+	__u64 watchdog_ns;
 	struct lh_qp *qp;
 	bool outside;
 	__u64 now;
@@ -192,11 +211,27 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		return XDP_PASS;
 	now = bpf_ktime_get_ns();
 	lh_qp_paired(qp, &key);
+	cfg = lh_config_get();
+	watchdog_ns = cfg ? (__u64)cfg->watchdog_ms * 1000000 : 0;
 
 	bpf_spin_lock(&qp->lock);
+	/*
+	 * Whatever went wrong (a NAK or an ACK lost where nobody sees it, a
+	 * pairing mistaken), a recovery that has not moved the receiver's ACK
+	 * point for the watchdog time ends here: the NIC's own go-back-N and
+	 * timer take over, with nothing filtered.
+	 */
+	if (watchdog_ns && (qp->flags & LH_QPF_SENTRY_BUSY) && now > qp->last_progress_ns &&
+	    now - qp->last_progress_ns > watchdog_ns) {
+		sentry_episode_stop(qp);
+		qp->flags &= ~(LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY);
+		qp->last_progress_ns = now;
+		watchdog_ns = 0; /* says it fired */
+	}
 	d = psn_diff(psn, qp->s_next);
 	if (d == 0) {
 		qp->s_next = psn_add(psn, 1);
+		qp->last_progress_ns = now;
 		qp->flags &= ~LH_QPF_SNAK_SENT;
 		/* new data after the replay: the episode is over (not if the NIC ignored the NAK) */
 		if ((qp->flags & LH_QPF_EPISODE) && !(qp->flags & LH_QPF_REWIND_PENDING) &&
@@ -205,6 +240,12 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		act = SENTRY_PASS_NEW;
 	} else if (d > 0) {
 		if (!(qp->flags & LH_QPF_PAIRED)) {
+			/*
+			 * No NAK possible before the first ACK: the gap goes over
+			 * the WAN and the Depot recovers it as a WAN loss (it holds
+			 * and NACKs once paired). For the filter, all of it was sent.
+			 */
+			qp->s_next = psn_add(psn, 1);
 			act = SENTRY_UNPAIRED;
 		} else if ((qp->flags & (LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY))) {
 			/* NAKed already, or the NIC is replaying: the replay brings s_next */
@@ -231,11 +272,28 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		/* a retransmission from the rewind point: the NIC took the NAK */
 		if (psn_diff(psn, qp->s_rewind) <= 0)
 			qp->flags &= ~LH_QPF_REWIND_PENDING;
+		/*
+		 * The replay moving on (the next PSN, or further) is progress for
+		 * the watchdog: a go-back-0 NIC replays a whole message from its
+		 * start, which may take longer than the watchdog; a restart is not.
+		 */
 		if (psn_diff(psn, qp->s_replay) >= 0)
-			qp->s_replay = psn_add(psn, 1);
+			qp->last_progress_ns = now;
+		qp->s_replay = psn_add(psn, 1);
 		if (sentry_is_missing(qp, psn, &outside) || (outside && psn_diff(psn, qp->s_base) >= 0)) {
 			sentry_clear_missing(qp, psn);
 			act = SENTRY_SR_PASS;
+		} else if (psn_diff(psn, qp->s_una) < 0 &&
+			   (__u32)(now >> 10) - qp->s_echo_us > LH_ECHO_GAP_US) {
+			/*
+			 * A go-back-0 NIC restarts the whole message and counts
+			 * its window from there: dropping the replay of what the
+			 * receiver ACKed would stall it until its timer. Its
+			 * peer's ACK, said again, moves it on to the lost PSN.
+			 */
+			qp->s_echo_us = (__u32)(now >> 10);
+			nak_psn = psn_add(qp->s_una, ROCE_PSN_MASK); /* s_una - 1 */
+			act = SENTRY_ACK_ECHO;
 		} else {
 			/* held by the Depot, or delivered already (before s_base) */
 			act = SENTRY_SR_DROP;
@@ -250,6 +308,8 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);
+	if (!watchdog_ns && cfg && cfg->watchdog_ms)
+		lh_count(st, LH_STAT_SENTRY_WATCHDOG);
 
 	switch (act) {
 	case SENTRY_PASS_NEW:
@@ -284,6 +344,14 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		lh_count(st, LH_STAT_SENTRY_SR_DROP);
 		lh_count(st, LH_STAT_DROP);
 		return XDP_DROP;
+	case SENTRY_ACK_ECHO:
+		if (lh_xdp_make_ack(ctx, p, qp->peer_qpn, nak_psn, qp->msn)) {
+			lh_count(st, LH_STAT_NAK_BUILD_FAIL);
+			lh_count(st, LH_STAT_DROP);
+			return XDP_DROP;
+		}
+		lh_count(st, LH_STAT_SENTRY_ACK_ECHO);
+		return XDP_PASS; /* the kernel routes the ACK back to the sender */
 	default:
 		lh_count(st, LH_STAT_SENTRY_RETX_PASS);
 		return XDP_PASS;
@@ -309,6 +377,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	__u8 syn = p->syndrome, b4 = p->byte4;
 	__u32 owed = 0;
 	struct lh_qp *qp;
+	__u64 now = bpf_ktime_get_ns();
 
 	qp = lh_qp_of_ack(p, &ack_key, &dkey, st);
 	if (!qp || !(qp->flags & LH_QPF_SENTRY))
@@ -327,8 +396,11 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	qp->msn = p->msn;
 	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		upto = psn_add(psn, 1);
-		if (psn_diff(upto, qp->s_una) > 0)
+		if (psn_diff(upto, qp->s_una) > 0) {
 			qp->s_una = upto;
+			qp->last_progress_ns = now;
+		}
+		sentry_resync(qp);
 		/* rxe ends a retry on an ACK from its rewind point on */
 		if ((qp->flags & LH_QPF_NIC_RETRY) && psn_diff(psn, qp->s_retry_psn) >= 0) {
 			qp->flags &= ~LH_QPF_NIC_RETRY;
@@ -362,6 +434,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		qp->flags |= LH_QPF_EPISODE;
 		if (psn_diff(psn, qp->s_una) > 0)
 			qp->s_una = psn; /* a NAK acknowledges what precedes it */
+		sentry_resync(qp);
 		for (i = 0; i < LH_DNACK_MAX_RANGE; i++) {
 			if (i >= len)
 				break;

@@ -131,12 +131,6 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 		       (qp.flags & LH_QPF_DEPOT) && qp.d_deliv == ((base + 1) & ROCE_PSN_MASK),
 	       "%s: first data packet from the WAN: QP learned, delivered unchanged", name);
 
-	len = dp_data_frame(fl, base + 2, in);
-	c0 = ctr("depot_unpaired");
-	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_unpaired") == c0 + 1,
-	       "%s: out of order before pairing: passed unchanged (no NACK possible), counted", name);
-
 	tap_ok(dp_pair(h, fl), "%s: paired by the agent (requester QPN, ACK index)", name);
 
 	len = dp_data_frame(fl, base + 1, in);
@@ -268,6 +262,65 @@ static void pairing_in_bpf(void)
 	       "pairing: the next gap gets its Depot-NACK at once");
 }
 
+/*
+ * Before the first ACK names the requester's QPN: a gap is held all the same
+ * (no NACK yet), each delivery asks the NIC for an ACK, and the ACK pairs.
+ */
+static void depot_unpaired(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	struct lh_qp qp;
+	struct lh_pkt pk;
+	struct lh_qp_key k;
+	uint32_t peer = 0;
+	size_t len;
+	int64_t c0, c1, c2;
+
+	fl.b.v4.s_addr = htonl(0x0a000906);
+	len = dp_data_frame(&fl, 4000, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	c0 = ctr("depot_unpaired");
+	c1 = ctr("depot_held");
+	c2 = ctr("depot_nack");
+	len = dp_data_frame(&fl, 4002, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("depot_unpaired") == c0 + 1 &&
+		       ctr("depot_held") == c1 + 1 && ctr("depot_nack") == c2,
+	       "unpaired: a gap before the first ACK: held (the NIC never sees it), no NACK yet");
+
+	/* the delivered packet on its way into the DC: AckReq set, ICRC right */
+	len = dp_data_frame(&fl, 4000, in);
+	dp_route_frame(in, len, 63);
+	c0 = ctr("depot_ackreq_pair");
+	tc("lh_dc_out", in, len, &r);
+	tap_ok(r.verdict == TC_OK && r.out_len == len &&
+		       lh_pkt_parse(r.out, r.out_len, true, &pk) == LH_STAT_ROCE && pk.roce.ackreq &&
+		       pk.roce.psn == 4000 && lh_pkt_icrc_ok(r.out, &pk) &&
+		       !memcmp(r.out + pk.payload_off, in + pk.payload_off, DP_PAYLOAD) &&
+		       ctr("depot_ackreq_pair") == c0 + 1,
+	       "unpaired: a delivery into the DC asks the NIC for an ACK (AckReq, ICRC recomputed)");
+
+	len = dp_ack_frame(&fl, 4000, 0x1f, 0, 1, in);
+	tc("lh_dc_in", in, len, &r);
+	len = dp_data_frame(&fl, 4001, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_qp_key(&fl, &k);
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) &&
+		       !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer) &&
+		       peer == DP_QP_S && (qp.flags & LH_QPF_RELEASING) && qp.d_release_after == 4001,
+	       "unpaired: the NIC's ACK pairs the QP; the gap filler releases what was held");
+
+	len = dp_data_frame(&fl, 4003, in);
+	dp_route_frame(in, len, 63);
+	c0 = ctr("depot_ackreq_pair");
+	tc("lh_dc_out", in, len, &r);
+	tap_ok(r.verdict == TC_OK && lh_pkt_parse(r.out, r.out_len, true, &pk) == LH_STAT_ROCE &&
+		       !pk.roce.ackreq && ctr("depot_ackreq_pair") == c0,
+	       "unpaired: once paired, deliveries go into the DC unchanged");
+}
+
 static void depot_pool_full(void)
 {
 	struct dp_flow fl = f4;
@@ -304,6 +357,58 @@ static void depot_pool_full(void)
 }
 
 /* ---- Sentry ---- */
+
+/*
+ * A go-back-0 NIC restarts the whole message after a NAK and counts its
+ * window from there: the Sentry answers the replay of PSNs the receiver
+ * ACKed with that ACK again (at most one per LH_ECHO_GAP_US), instead of
+ * dropping them silently until the NIC's timer fires.
+ */
+static void sentry_gb0_echo(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 7000, p;
+
+	fl.a.v4.s_addr = htonl(0x0a000a07);
+	for (p = b; p < b + 10; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+		if (p == b)
+			dp_pair(h, &fl);
+	}
+	/* the receiver ACKs up to b+4; then the Depot NACKs b+7 (lost on the WAN) */
+	len = dp_ack_frame(&fl, b + 4, 0x1f, 0, 3, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	len = dp_ack_frame(&fl, b + 7, 0x60, LH_DNACK_MARK, 3, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.aeth.syndrome == 0x60 && r.p.roce.psn == b + 7,
+	       "gb0: the Depot-NACK goes on to the NIC");
+
+	/* the NIC restarts the message at b */
+	len = dp_data_frame(&fl, b, in);
+	c0 = ctr("sentry_ack_echo");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
+		       r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
+		       r.p.roce.psn == b + 6 && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
+		       !memcmp(&r.p.src, &fl.b, 16) && !memcmp(&r.p.dst, &fl.a, 16) &&
+		       lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_ack_echo") == c0 + 1,
+	       "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes that ACK, PSN %u (ICRC valid)",
+	       b + 6);
+	len = dp_data_frame(&fl, b + 1, in);
+	c0 = ctr("sentry_sr_drop");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_sr_drop") == c0 + 1,
+	       "gb0: the next replay right after is dropped (one echo per %u us)", 200);
+	len = dp_data_frame(&fl, b + 7, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 7 && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE,
+	       "gb0: the missing PSN passes");
+}
 
 static void sentry(void)
 {
@@ -508,7 +613,9 @@ int main(void)
 	depot_basic(&f4, 1000, "Depot IPv4");
 	depot_basic(&f6, 0xfffffd, "Depot IPv6 across the PSN wrap");
 	sentry();
+	sentry_gb0_echo();
 	pairing_in_bpf();
+	depot_unpaired();
 	depot_pool_full();
 	lh_harness_close(h);
 	return tap_done();

@@ -197,11 +197,14 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 {
 	uint8_t buf[256], held[32];
 	struct lh_pkt_spec s;
-	uint32_t nbits, gap;
+	uint32_t nbits, gap, peer = qp->peer_qpn;
 	ssize_t sz;
 
-	if (!ag->wan_io || !(qp->flags & LH_QPF_PAIRED) || qp->d_deliv == qp->d_high)
+	if (!ag->wan_io || qp->d_deliv == qp->d_high)
 		return -EAGAIN;
+	/* paired in lh_pair, not yet copied into the QP by the programs */
+	if (!(qp->flags & LH_QPF_PAIRED) && bpf_map_lookup_elem(ag->pair_fd, k, &peer))
+		return -EAGAIN; /* the timer tries again once the NIC's first ACK paired it */
 	if (held_bitmap(ag, qp, held, &nbits, &gap))
 		return -ENOENT;
 	if (with_nack && gap) {
@@ -211,7 +214,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 		s.roce.byte4 = LH_DNACK_MARK |
 			       (((gap > LH_DNACK_MAX_RANGE ? LH_DNACK_MAX_RANGE : gap) - 1) &
 				LH_DNACK_LEN_MASK);
-		s.roce.dqpn = qp->peer_qpn;
+		s.roce.dqpn = peer;
 		/* as the programs do (depot_nack_psn): never acknowledge what has no backup */
 		s.roce.psn = psn_diff(qp->d_unsafe_end, qp->d_acked) > 0 ? qp->d_acked : qp->d_deliv;
 		s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
@@ -224,7 +227,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 	{
 		struct lh_report_info ri = {
 			.dqpn = k->dqpn,
-			.peer_qpn = qp->peer_qpn,
+			.peer_qpn = peer,
 			.epsn = qp->d_deliv,
 			.nbits = nbits,
 			.seq = ag->report_seq++,

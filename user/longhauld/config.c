@@ -32,6 +32,7 @@ enum {
 	OPT_WAN_RTT,
 	OPT_WAN_RATE,
 	OPT_NACK_TIMEOUT,
+	OPT_SENTRY_WATCHDOG,
 	OPT_QP_IDLE,
 	OPT_CONFIG,
 };
@@ -52,6 +53,7 @@ static const struct option long_opts[] = {
 	{ "wan-rtt", required_argument, NULL, OPT_WAN_RTT },
 	{ "wan-rate", required_argument, NULL, OPT_WAN_RATE },
 	{ "nack-timeout", required_argument, NULL, OPT_NACK_TIMEOUT },
+	{ "sentry-watchdog", required_argument, NULL, OPT_SENTRY_WATCHDOG },
 	{ "qp-idle", required_argument, NULL, OPT_QP_IDLE },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -81,6 +83,9 @@ void lhd_usage(FILE *f)
 		"  --rings N           connections that can hold packets at once (default max-qps)\n"
 		"  --nack-timeout TIME re-send a Depot-NACK for a gap still open after TIME\n"
 		"                      (default 1.5 x wan-rtt + 1ms)\n"
+		"  --sentry-watchdog TIME  a Sentry recovery that has not moved the receiver's\n"
+		"                      ACK point for TIME is given up, nothing filtered\n"
+		"                      (default 4 x wan-rtt + 50ms; 0: never)\n"
 		"  --qp-idle TIME      forget connections quiet for TIME (default 30s)\n"
 		"  --verify-icrc       observe mode: recompute every ICRC, count bad ones\n"
 		"  --keep-pins         leave the pinned maps and the lock file after exit\n"
@@ -243,6 +248,12 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		if (parse_time_us(arg, &c->nack_timeout_us) || !c->nack_timeout_us)
 			goto bad;
 		return 0;
+	case OPT_SENTRY_WATCHDOG:
+		if (parse_time_us(arg, &t))
+			goto bad;
+		c->sentry_watchdog_ms = t ? (uint32_t)((t + 999) / 1000) : 0;
+		c->sentry_watchdog_set = true;
+		return 0;
 	case OPT_QP_IDLE:
 		if (parse_time_us(arg, &t) || t < 1000000)
 			goto bad;
@@ -389,6 +400,8 @@ static int derive(struct lhd_config *c)
 	if (!c->nack_timeout_us)
 		c->nack_timeout_us = c->wan_rtt_us * 3 / 2 + 1000;
 	c->release_watchdog_us = 2000;
+	if (!c->sentry_watchdog_set)
+		c->sentry_watchdog_ms = (uint32_t)((4ull * c->wan_rtt_us + 999) / 1000) + 50;
 	c->tick_us = c->nack_timeout_us / 4;
 	if (c->tick_us < 500)
 		c->tick_us = 500;

@@ -50,6 +50,8 @@ struct lhd_config {
 	uint64_t wan_rate_bps;
 	uint32_t nack_timeout_us; /* a gap not filled by then is NACKed again */
 	uint32_t release_watchdog_us; /* a release stuck that long is kicked */
+	uint32_t sentry_watchdog_ms; /* a Sentry recovery stuck that long is given up, 0 never */
+	bool sentry_watchdog_set;
 	uint32_t tick_us; /* the agent's timer */
 	uint32_t qp_idle_s; /* QPs quiet that long are forgotten */
 };

@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# LR2 end to end: lhperf (rxe's go-back-N, or go-back-0) from src to dst in
+# the two-dc topology, longhauld on both gateways, loss on the WAN (lhwan)
+# and inside either data center (lhwan dcloss). Every transfer is verified
+# byte for byte with no QP error; the gateways' counters say which mechanism
+# acted, the responder's that its NIC never saw a WAN loss, lhwan's what
+# crossed the WAN.
+
+load helpers
+load lr2-helpers
+
+# 64 QPs with rxe's window of 128 PSNs may each keep 128 backup copies until
+# the receiving NIC's ACK: the pool is sized for that (16384 slots, 69 MB)
+LR2_POOL=(--pool-slots 16384)
+
+setup_file() {
+	lr2_require
+	lh_topo_up two-dc --rtt 2ms --match roce
+	lr2_agents_up "${LR2_POOL[@]}"
+}
+
+teardown_file() {
+	lr2_agents_down || true
+	lh_cleanup
+}
+
+setup() {
+	lr2_require
+}
+
+# The responder's NIC saw no WAN gap: every NAK it sent (a frame lost between
+# gwb and dst: a release burst into a full socket buffer, say) was answered
+# from the Depot's backup pool, none crossed the WAN
+receiver_saw_no_gap() {
+	jq_assert "$LR2_C" '.naks_sent == 0 and .out_of_sequence_drops == 0' && return 0
+	echo "the responder NAKed $(jq_get "$LR2_C" .naks_sent) times; the Depot answered $(lr2_ctr b depot_nak_local)"
+	[ "$(jq_get "$LR2_C" .naks_sent)" -le "$(lr2_ctr b depot_nak_local)" ]
+	[ "$(lr2_ctr b depot_nak_forwarded)" -eq 0 ]
+}
+
+# Frames that crossed the WAN a second time are about the lost ones: the data
+# frames lhwan saw beyond the first transmissions, against lhwan's losses
+wan_twice_bounded() {
+	local first extra lost
+	first=$(jq_get "$LR2_C" '.packets_sent - .retransmitted_packets')
+	extra=$(($(jq_get "$LR2_W" .a2b.matched) - first))
+	lost=$(jq_get "$LR2_W" '.a2b.lost + .b2a.lost')
+	echo "WAN: $first first transmissions, $extra again, $lost lost"
+	[ "$extra" -le $((3 * lost + 64)) ]
+}
+
+wan_loss_both_ways() {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed "$2" --loss-a2b "random $1" --loss-b2a "random $1"
+	lr2_xfer -S 65536 -n "${3:-200}"
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(jq_get "$LR2_W" .a2b.lost)" -gt 0 ]
+	# the Depot held what came after each gap and NACKed it; the Sentry filtered the replays
+	[ "$(lr2_ctr b depot_held)" -gt 0 ]
+	[ "$(lr2_ctr b depot_nack)" -gt 0 ]
+	[ "$(lr2_ctr b depot_released)" -eq "$(lr2_ctr b depot_held)" ]
+	[ "$(lr2_ctr a sentry_sr_drop)" -gt 0 ]
+	wan_twice_bounded
+}
+
+@test "lossless: delivered in order, every copy backed up and freed, nothing held or NACKed" {
+	lr2_xfer -S 65536 -n 100
+	lr2_show
+	lr2_ok
+	jq_assert "$LR2_C" '.retransmitted_packets == 0 and .naks_received == 0 and .timeouts == 0'
+	receiver_saw_no_gap
+	local n
+	n=$(jq_get "$LR2_C" .packets_sent)
+	[ "$(($(lr2_ctr a sentry_in_order) + $(lr2_ctr a sentry_new_qp)))" -eq "$n" ]
+	[ "$(lr2_ctr b depot_in_order)" -eq "$n" ]
+	[ "$(lr2_ctr b depot_backup_freed)" -eq "$n" ]
+	[ "$(lr2_ctr b depot_held)" -eq 0 ]
+	[ "$(lr2_ctr b depot_nack)" -eq 0 ]
+	[ "$(lr2_ctr a sentry_sr_drop)" -eq 0 ]
+	[ "$(jq_get "$LR2_W" .a2b.matched)" -eq "$n" ]
+}
+
+@test "WAN random loss 0.1% both ways: recovered by Depot and Sentry, the receiver never sees a gap" {
+	wan_loss_both_ways 0.1% 41 400
+}
+
+@test "WAN random loss 1% both ways" {
+	wan_loss_both_ways 1% 42
+}
+
+@test "WAN random loss 5% both ways" {
+	wan_loss_both_ways 5% 43 100
+}
+
+@test "WAN Gilbert-Elliott bursts (1% into bad, 20% out: mean burst 5)" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 44 --loss-a2b 'gemodel 1% 20%'
+	lr2_xfer -S 65536 -n 200
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(lr2_ctr b depot_nack)" -gt 0 ]
+	[ "$(lr2_ctr b depot_released)" -eq "$(lr2_ctr b depot_held)" ]
+	wan_twice_bounded
+}
+
+@test "loss inside the sender's DC: the Sentry NAKs the gap at once, nothing of it crosses the WAN" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 45 --dca-loss-a2b 'random 1%'
+	lr2_xfer -S 65536 -n 100
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(lr2_ctr a sentry_nack)" -gt 0 ]
+	[ "$(lr2_ctr a sentry_gap_drop)" -gt 0 ]
+	# what followed a gap was dropped at the Sentry, so the WAN and the Depot saw no
+	# gap, except before the QP was paired (no NAK possible): that one the Depot NACKs
+	[ "$(lr2_ctr b depot_held)" -le "$(lr2_ctr a sentry_unpaired)" ]
+}
+
+@test "loss inside the receiver's DC: the receiving NIC's NAKs are answered from the backup pool" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 46 --dcb-loss-a2b 'random 1%'
+	lr2_xfer -S 65536 -n 100
+	lr2_show
+	lr2_ok
+	# the receiving NIC saw the DC loss and NAKed; the Depot answered locally
+	[ "$(jq_get "$LR2_C" .naks_sent)" -gt 0 ]
+	[ "$(lr2_ctr b depot_nak_local)" -gt 0 ]
+	[ "$(lr2_ctr b depot_replayed)" -gt 0 ]
+	# no NAK went over the WAN unless the pool could not answer it
+	[ "$(jq_get "$LR2_C" .naks_received)" -le "$(lr2_ctr b depot_nak_forwarded)" ]
+}
+
+@test "lost Depot-NACKs, reports and ACKs on the way back (b2a 10%, a2b 1%)" {
+	lh_topo_up two-dc --rtt 2ms --match all --seed 47 --loss-a2b 'random 1%' --loss-b2a 'random 10%'
+	lr2_xfer -S 65536 -n 200
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(jq_get "$LR2_W" .b2a.lost)" -gt 0 ]
+	[ "$(lr2_ctr b depot_nack)" -gt 0 ]
+}
+
+@test "64 QPs at once under 1% WAN loss, each learned and paired" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 48 --loss-a2b 'random 1%'
+	lr2_xfer -q 64 -S 65536 -n 10
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(lr2_ctr a sentry_new_qp)" -eq 64 ]
+	[ "$(lr2_ctr b depot_new_qp)" -eq 64 ]
+	[ "$(lr2_ctr b depot_nack)" -gt 0 ]
+	[ "$(lr2_ctr b pool_empty)" -eq 0 ]
+}
+
+@test "IPv6 under 1% WAN loss" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 49 --loss-a2b 'random 1%'
+	lr2_xfer -S 65536 -n 100 "$LR2_DST6"
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	jq_assert "$LR2_C" '.family == "ipv6"'
+	[ "$(lr2_ctr b depot_nack)" -gt 0 ]
+}
+
+@test "a loss before the first ACK (QP not yet paired): held, NACKed once paired" {
+	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'psn 1003,1010'
+	lr2_xfer --psn 1000 -S 65536 -n 10
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(lr2_ctr b depot_ackreq_pair)" -gt 0 ]
+	[ "$(lr2_ctr b depot_unpaired)" -gt 0 ]
+	jq_assert "$LR2_C" '.timeouts == 0'
+}
+
+@test "go-back-0 endpoints, 4 MB messages, every 256th frame lost: livelock without longhaul, completes with it" {
+	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'every 256'
+	lr2_agents_down
+	lr2_xfer -r gb0 -S 4M -n 2 --stall-time 3000
+	lr2_show
+	[ "$LR2_CS" -eq 3 ]
+	jq_assert "$LR2_C" '.status == "livelock"'
+	lr2_agents_up "${LR2_POOL[@]}"
+	lr2_xfer -r gb0 -S 4M -n 2
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(lr2_ctr a sentry_ack_echo)" -gt 0 ]
+}
+
+@test "pools far too small: packets pass unchanged and are counted, the NICs' go-back-N completes" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 50 --loss-a2b 'random 1%'
+	lr2_agents_down
+	lr2_agents_up --pool-slots 64
+	lr2_xfer -S 65536 -n 100
+	lr2_show
+	lr2_agents_down
+	lr2_agents_up "${LR2_POOL[@]}"
+	lr2_ok
+	[ "$(lr2_ctr b pool_empty)" -gt 0 ]
+}

@@ -1,61 +1,36 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# `make demo`: the main comparison of longhaul in the two-dc topology.
-#
-# Until the Depot/Sentry data path lands (issue 5) there is no comparison to
-# show: the demo says so, then runs what exists end to end so that it never
-# fails silently: a namespace pair, longhauld's gateway pass-through attached
-# to a veth, RoCEv2 packets built by the library, and the counters it kept.
+# `make demo`: the main comparison of longhaul in the two-dc topology
+# (src - gwa - lossy WAN - gwb - dst, topologies/two-dc.sh): lhperf, an RC
+# endpoint with rxe's go-back-N, sends 64 KB RDMA WRITEs from src to dst
+# with no gateway (plain go-back-N), then with longhauld on both gateways,
+# on a lossless WAN and with 1 % random loss; then go-back-0 endpoints with
+# 4 MB messages under the deterministic 1/256 loss that livelocks them.
+# The table comes from tests/bench/lr2-e2e.bench.sh (make bench runs the
+# full matrix: RTT 2 and 20 ms, loss 0 / 0.1 / 1 / 5 %, 3 runs each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 O=${O:-build}
-BIN=$O/bin
+case "$O" in /*) ;; *) O=$PWD/$O ;; esac
 [ "$(id -u)" -eq 0 ] || { echo "demo: needs root (sudo make demo)" >&2; exit 1; }
-for b in longhauld lhpkt; do
-	[ -x "$BIN/$b" ] || { echo "demo: $BIN/$b missing: run make first" >&2; exit 1; }
+for b in longhauld lhperf lhwan; do
+	[ -x "$O/bin/$b" ] || { echo "demo: $O/bin/$b missing: run make first" >&2; exit 1; }
 done
 
-echo "longhaul demo"
-echo "The LR2 comparison (plain go-back-N vs longhaul vs lossless, across loss and RTT)"
-echo "is not yet available: the Depot/Sentry data path is issue 5."
-echo "Showing what works today: the gateway pass-through on a veth."
+echo "longhaul demo: plain go-back-N vs longhaul, two-dc topology, WAN RTT 2 ms"
+echo "(about two minutes; every transfer is verified byte for byte by lhperf)"
 echo
-
-ns_host=lhdemo-host ns_gw=lhdemo-gw pin=/sys/fs/bpf/longhaul/lhdemo
-agent=
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
-	ip netns del "$ns_host" 2>/dev/null || true
-	ip netns del "$ns_gw" 2>/dev/null || true
-}
-trap cleanup EXIT
-cleanup
-ip netns add "$ns_host"
-ip netns add "$ns_gw"
-ip link add eth0 netns "$ns_host" type veth peer name dc0 netns "$ns_gw"
-ip -n "$ns_host" link set dev eth0 up
-ip -n "$ns_gw" link set dev dc0 up
-
-log=$(mktemp)
-nsenter --net=/var/run/netns/$ns_gw "$BIN/longhauld" --mode observe --dc dc0 --instance lhdemo --verify-icrc \
-	>"$log" 2>&1 &
-agent=$!
-for _ in $(seq 50); do grep -q running "$log" && break; sleep 0.1; done
-grep -q running "$log" || { cat "$log" >&2; echo "demo: longhauld did not start" >&2; exit 1; }
-cat "$log"
-
-send() { nsenter --net=/var/run/netns/$ns_host "$BIN/lhpkt" send --dev eth0 "$@"; }
-send --opcode RC_RDMA_WRITE_FIRST --payload 1024 --count 100 --psn 16777200
-send --opcode RC_ACKNOWLEDGE --syndrome 0x1f --count 20
-send -6 --opcode RC_SEND_ONLY --payload 200 --count 10 --bad-icrc
-sleep 0.3
-
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+if ! O=$O LR2_BENCH_PREFIX=lhdemo LR2_BENCH_RUNS=1 LR2_BENCH_SECS=3 LR2_BENCH_RTTS=2ms \
+	LR2_BENCH_LOSSES="0 1" bash tests/bench/lr2-e2e.bench.sh >"$out" 2>/dev/null; then
+	echo "demo: the comparison failed (run tests/bench/lr2-e2e.bench.sh to see why)" >&2
+	exit 1
+fi
+jq -r '.rows[] | select(.metric == "goodput") |
+	[.case, "\(.value * 1000 | floor) Mb/s", "x\(.ratio * 100 | floor / 100) of lossless plain"] | @tsv' "$out" |
+	column -t -s $'\t'
 echo
-echo "counters kept by the gateway (bpftool map dump pinned $pin/lh_stats):"
-bpftool map dump pinned "$pin/lh_stats" |
-	jq -r '[.[0].values[].value] | reduce .[] as $v ({}; reduce ($v | keys[]) as $k (.; .[$k] += $v[$k])) |
-		to_entries[] | select(.value > 0) | "  \(.key)\t\(.value)"'
-echo "per opcode:"
-bpftool map dump pinned "$pin/lh_opcodes" |
-	jq -r '[.[0].values[].value] | reduce .[] as $v ({}; reduce ($v | keys[]) as $k (.; .[$k] += $v[$k])) |
-		to_entries[] | select(.value > 0) | "  \(.key)\t\(.value)"'
+jq -r '.rows[] | select(.metric == "fct p99") | "p99 message completion, \(.case): \(.value / 1000) ms"' "$out"
+echo
+echo "Counters of a run: sudo build/bin/longhaul -j --instance NAME stats (docs/operations.md)."

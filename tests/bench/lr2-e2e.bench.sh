@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# End to end, same run, same link: goodput and message completion times of
+# lhperf (rxe's go-back-N) from src to dst in the two-dc topology, with no
+# gateway (plain GBN) and with longhaul on both gateways, across WAN loss
+# {0, 0.1 %, 1 %, 5 %} (random, src -> dst) and RTT {2 ms, 20 ms}; and
+# go-back-0 endpoints with 4 MB messages under deterministic 1/256 loss.
+# Ratios are against the lossless plain run of the same RTT.
+#
+# Prints the bench JSON (tests/bench/run.sh) on stdout and a table on stderr.
+#   LR2_BENCH_RUNS   runs per case, median taken (default 3)
+#   LR2_BENCH_SECS   seconds per run (default 2)
+#   LR2_BENCH_RTTS   RTTs (default "2ms 20ms")
+#   LR2_BENCH_LOSSES loss percentages (default "0 0.1 1 5")
+#   LR2_BENCH_GB0    1: the go-back-0 case too (default 1)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+O=${O:-$PWD/build}
+case "$O" in /*) ;; *) O=$PWD/$O ;; esac
+BIN=$O/bin
+P=${LR2_BENCH_PREFIX:-lhb}
+RUNS=${LR2_BENCH_RUNS:-3}
+SECS=${LR2_BENCH_SECS:-2}
+RTTS=${LR2_BENCH_RTTS:-2ms 20ms}
+LOSSES=${LR2_BENCH_LOSSES:-0 0.1 1 5}
+GB0=${LR2_BENCH_GB0:-1}
+TOPO=topologies/two-dc.sh
+TMP=$(mktemp -d)
+AGENTS=()
+
+ex() { nsenter --net="/var/run/netns/$P-$1" -- "${@:2}"; }
+
+agents_down() {
+	local pid
+	for pid in "${AGENTS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	AGENTS=()
+}
+
+cleanup() {
+	agents_down
+	"$TOPO" down --prefix "$P" -q >/dev/null 2>&1 || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# agents_up RTT: longhauld on both gateways, until both run
+agents_up() {
+	local g i
+	for g in gwa gwb; do
+		# nsenter execs longhauld: $! is the agent itself (a function would fork)
+		nsenter --net="/var/run/netns/$P-$g" -- "$BIN/longhauld" --dc dc --wan wan \
+			--instance "$P-$g" --wan-rtt "$1" --pool-slots 16384 >"$TMP/$g.log" 2>&1 &
+		AGENTS+=($!)
+	done
+	for g in gwa gwb; do
+		for i in $(seq 100); do
+			grep -q running "$TMP/$g.log" && break
+			sleep 0.1
+		done
+		grep -q running "$TMP/$g.log" || { cat "$TMP/$g.log" >&2; return 1; }
+	done
+}
+
+# topo RTT LOSS%: converge the topology (lhwan restarts with the new loss)
+topo() {
+	local loss=()
+	[ "$2" = 0 ] || loss=(--loss-a2b "random $2%")
+	"$TOPO" up --prefix "$P" -q --rtt "$1" --match roce --seed 7 "${loss[@]}" "${@:3}"
+}
+
+# xfer [LHPERF OPTIONS]: one run; prints its JSON (status, goodput, fct)
+xfer() {
+	ex dst timeout 60 "$BIN/lhperf" --server --json --listen-timeout 20 >/dev/null 2>&1 &
+	local srv=$! out
+	out=$(ex src timeout 90 "$BIN/lhperf" --json --connect-timeout 10 "$@" 10.2.0.10 2>/dev/null) || true
+	wait "$srv" 2>/dev/null || true
+	jq -c '{status, goodput: .goodput_gbps, p50: .fct_us.p50, p99: .fct_us.p99,
+		retx: .retransmitted_packets, timeouts}' <<<"${out:-{\}}" 2>/dev/null ||
+		echo '{"status":"error","goodput":0}'
+}
+
+# median of the goodputs of RUNS runs, the run that gave it
+measure() {
+	local i
+	for i in $(seq "$RUNS"); do
+		xfer "$@"
+	done | jq -s -c 'sort_by(.goodput) | .[(length / 2 | floor)] + {runs: length,
+		spread: ((map(.goodput) | max) - (map(.goodput) | min))}'
+}
+
+rows=()
+add() { # add CASE METRIC UNIT VALUE BASELINE_CASE RATIO RUNS SPREAD
+	rows+=("$(jq -cn --arg c "$1" --arg m "$2" --arg u "$3" --argjson v "$4" --arg b "$5" \
+		--argjson r "$6" --argjson n "$7" --argjson s "$8" \
+		'{case: $c, metric: $m, unit: $u, value: $v, baseline: (if $b == "" then null else $b end),
+		  ratio: $r, runs: $n, spread: $s}')")
+}
+
+declare -A res
+for rtt in $RTTS; do
+	for mode in plain longhaul; do
+		[ "$mode" = longhaul ] && { topo "$rtt" 0; agents_up "$rtt"; }
+		for l in $LOSSES; do
+			topo "$rtt" "$l"
+			r=$(measure -D "$SECS" -S 65536)
+			res["$rtt $l $mode"]=$r
+			echo "rtt $rtt loss $l% $mode: $r" >&2
+		done
+		agents_down
+	done
+	base=$(jq .goodput <<<"${res["$rtt 0 plain"]}")
+	for l in $LOSSES; do
+		for mode in plain longhaul; do
+			r=${res["$rtt $l $mode"]}
+			g=$(jq .goodput <<<"$r")
+			ratio=$(awk -v g="$g" -v b="$base" 'BEGIN { print (b > 0 ? g / b : 0) }')
+			add "rtt $rtt, loss $l%, $mode" goodput Gb/s "$g" "rtt $rtt, loss 0%, plain" "$ratio" \
+				"$(jq .runs <<<"$r")" "$(jq .spread <<<"$r")"
+			add "rtt $rtt, loss $l%, $mode" "fct p99" us "$(jq '.p99 // 0' <<<"$r")" "" null \
+				"$(jq .runs <<<"$r")" null
+		done
+	done
+done
+
+if [ "$GB0" = 1 ]; then
+	topo 2ms 0
+	g0=$(RUNS=1 measure -r gb0 -S 4M -n 4)
+	topo 2ms 0 --loss-a2b 'every 256'
+	gp=$(RUNS=1 measure -r gb0 -S 4M -n 4 --stall-time 3000)
+	agents_up 2ms
+	gl=$(RUNS=1 measure -r gb0 -S 4M -n 4)
+	agents_down
+	echo "gb0 lossless $g0, 1/256 plain $gp, 1/256 longhaul $gl" >&2
+	b=$(jq .goodput <<<"$g0")
+	for x in "lossless:$g0" "1/256 loss, plain:$gp" "1/256 loss, longhaul:$gl"; do
+		r=${x#*:}
+		g=$(jq .goodput <<<"$r")
+		add "gb0 4 MB, rtt 2ms, ${x%%:*} ($(jq -r .status <<<"$r"))" goodput Gb/s "$g" \
+			"gb0 4 MB, rtt 2ms, lossless (ok)" "$(awk -v g="$g" -v b="$b" 'BEGIN { print (b > 0 ? g / b : 0) }')" 1 null
+	done
+fi
+
+printf '%s\n' "${rows[@]}" | jq -s --arg secs "$SECS" --arg runs "$RUNS" '{
+	name: "lr2-e2e",
+	title: "End to end: goodput and p99 message completion time, plain go-back-N vs longhaul",
+	notes: ("lhperf WRITE, 64 KB messages, 1 QP, MTU 1024, rxe window 128, for \($secs) s per run, median of \($runs) runs; two-dc topology, lhwan random loss src->dst; ratio = goodput / lossless plain goodput of the same RTT. One QP with a window of 128 PSNs is window-limited: 128 KB per RTT."),
+	rows: .}'
+printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
+	column -t -s $'\t' >&2

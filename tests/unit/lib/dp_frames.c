@@ -81,24 +81,33 @@ size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, ui
 	return (size_t)lh_pkt_build(&s, buf, 9000);
 }
 
-size_t dp_report_frame(const struct dp_flow *fl, uint32_t epsn, uint32_t n, uint32_t held_mask,
-		       uint8_t *buf)
+size_t dp_report_frame_held(const struct dp_flow *fl, uint32_t epsn, uint32_t n,
+			    const uint8_t held[LH_REPORT_BITS / 8], uint8_t *buf)
 {
 	struct lh_report_info ri = {
 		.dqpn = DP_QP_R, .peer_qpn = DP_QP_S, .epsn = epsn, .nbits = n
 	};
 	struct lh_pkt_spec s;
-	uint32_t i;
 
-	for (i = 0; i < 32 && i < n; i++)
-		if (held_mask & (1u << i))
-			ri.held[i / 8] |= (uint8_t)(1u << (i % 8));
+	memcpy(ri.held, held, sizeof(ri.held));
 	lh_pkt_spec_init(&s, fl->family);
 	s.src = fl->b;
 	s.dst = fl->a;
 	memcpy(s.src_mac, "\x02\x77\x77\x77\x77\x01", 6); /* the WAN peer */
 	memcpy(s.dst_mac, "\x02\x88\x88\x88\x88\x01", 6); /* our WAN interface */
 	return (size_t)lh_report_frame(&s, &ri, buf, 9000);
+}
+
+size_t dp_report_frame(const struct dp_flow *fl, uint32_t epsn, uint32_t n, uint32_t held_mask,
+		       uint8_t *buf)
+{
+	uint8_t held[LH_REPORT_BITS / 8] = { 0 };
+	uint32_t i;
+
+	for (i = 0; i < 32 && i < n; i++)
+		if (held_mask & (1u << i))
+			held[i / 8] |= (uint8_t)(1u << (i % 8));
+	return dp_report_frame_held(fl, epsn, n, held, buf);
 }
 
 void dp_route_frame(uint8_t *buf, size_t len, int ttl)

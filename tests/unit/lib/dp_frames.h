@@ -16,6 +16,7 @@
 
 #include "bpf_harness.h"
 #include "lh_maps.h"
+#include "lh_proto.h"
 #include "pkt.h"
 
 #define DP_PAYLOAD 256 /* payload bytes of every data frame */
@@ -53,6 +54,10 @@ size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, ui
 /* A Depot report from responder b to requester a: [epsn, epsn + n), held bits */
 size_t dp_report_frame(const struct dp_flow *fl, uint32_t epsn, uint32_t n, uint32_t held_mask,
 		       uint8_t *buf);
+
+/* The same with the whole held bitmap (bit i, byte i / 8, LSB first: epsn + i is held) */
+size_t dp_report_frame_held(const struct dp_flow *fl, uint32_t epsn, uint32_t n,
+			    const uint8_t held[LH_REPORT_BITS / 8], uint8_t *buf);
 
 /* Make a data frame look routed (DP_ROUTED_MACS, TTL/hop limit ttl), as the kernel forwards it */
 void dp_route_frame(uint8_t *buf, size_t len, int ttl);

@@ -118,6 +118,7 @@ enum row_id {
 	R_UNKNOWN_ACK,
 	R_DEPOT_IN_ORDER,
 	R_DEPOT_WARM,
+	R_DEPOT_DC_OUT,
 	R_DEPOT_HOLD,
 	R_DEPOT_NACK,
 	R_SENTRY_NEW,
@@ -165,6 +166,12 @@ static struct row rows[R_MAX] = {
 		.verdict = XDP_PASS,
 		.check = OUT_SAME,
 		.deltas = { RX_ROCE, { LH_STAT_DEPOT_IN_ORDER, 1 }, { LH_STAT_PASS, 1 } },
+	},
+	[R_DEPOT_DC_OUT] = {
+		.name = "Depot: the in-order packet leaving for the NIC, nothing to release "
+			"(dc_tc lh_dc_out)",
+		.verdict = TC_ACT_OK,
+		.check = OUT_SAME,
 	},
 	[R_DEPOT_HOLD] = {
 		.name = "Depot: out-of-order data held in the reorder pool (wan_xdp)",
@@ -382,6 +389,26 @@ static void case_depot_in_order_warm(struct batch *b)
 		for (q = 0; q < FLOWS; q++) {
 			data(b, R_DEPOT_WARM, P_WAN_XDP, 0, q, P0 + 1 + (uint32_t)i);
 			ack(b, -1, P_DC_IN, TC_ACT_OK, q, P0 + 1 + (uint32_t)i, 0x1f, 0);
+		}
+}
+
+/*
+ * In-order packets on their way to the NIC pass lh_dc_out too (DC egress):
+ * the QP is found not releasing. It counts nothing; the frame goes unchanged.
+ */
+static void case_depot_dc_out(struct batch *b)
+{
+	uint16_t q;
+	size_t len;
+	int i;
+
+	depot_qps(b);
+	for (i = 0; i < PER_FLOW; i++)
+		for (q = 0; q < FLOWS; q++) {
+			data(b, -1, P_WAN_XDP, XDP_PASS, q, P0 + 1 + (uint32_t)i);
+			len = dp_data_frame(&flows[q], P0 + 1 + (uint32_t)i, fb);
+			dp_route_frame(fb, len, 61);
+			add_step(b, R_DEPOT_DC_OUT, P_DC_OUT, 0, q, 0, fb, len);
 		}
 }
 
@@ -977,6 +1004,8 @@ int main(void)
 	case_depot_in_order(&batches[nb++]);
 	batches[nb].name = "Depot in order, warm";
 	case_depot_in_order_warm(&batches[nb++]);
+	batches[nb].name = "Depot in order, DC egress";
+	case_depot_dc_out(&batches[nb++]);
 	batches[nb].name = "Depot hold";
 	case_depot_hold(&batches[nb++]);
 	batches[nb].name = "Depot-NACK";

@@ -134,12 +134,12 @@ enum row_id {
 
 static struct row rows[R_MAX] = {
 	[R_BARE_TX] = {
-		.name = "bare XDP_TX forwarder (baseline.bpf.c)",
+		.name = "bare XDP_TX forwarder",
 		.verdict = XDP_TX,
 		.check = OUT_SAME,
 	},
 	[R_BARE_PASS] = {
-		.name = "bare XDP_PASS (baseline.bpf.c)",
+		.name = "bare XDP_PASS",
 		.verdict = XDP_PASS,
 		.check = OUT_SAME,
 	},
@@ -881,7 +881,7 @@ static void print_json(void)
 		 "row) and is left out: %.2f %% of them here. Every measured packet is "
 		 "checked: verdict, output (unchanged frame; Depot-NACK or NAK fields and "
 		 "ICRC) and the exact change of every lh_stats counter; the bench fails "
-		 "on any other. Baseline: the bare XDP_TX program measured the same way, "
+		 "on any other. Baseline: the bare XDP_TX program of baseline.bpf.c measured the same way, "
 		 "its row on the Depot's in-order frames (IPv4, 256 B payload); each "
 		 "ratio is against the bare program run on the same frame right after "
 		 "each measured packet. With repeat = 1 every run carries the test run's "

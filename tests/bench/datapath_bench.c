@@ -881,8 +881,9 @@ static void print_json(void)
 		 "row) and is left out: %.2f %% of them here. Every measured packet is "
 		 "checked: verdict, output (unchanged frame; Depot-NACK or NAK fields and "
 		 "ICRC) and the exact change of every lh_stats counter; the bench fails "
-		 "on any other. Baseline: the bare XDP_TX program of baseline.bpf.c measured the same way, "
-		 "its row on the Depot's in-order frames (IPv4, 256 B payload); each "
+		 "on any other. Baseline: the bare XDP_TX program of baseline.bpf.c "
+		 "measured the same way, its row on the Depot's in-order frames (IPv4, "
+		 "256 B payload); each "
 		 "ratio is against the bare program run on the same frame right after "
 		 "each measured packet. With repeat = 1 every run carries the test run's "
 		 "own cost (timer, bottom halves, caches cooled by the syscall), the %.0f "
@@ -930,34 +931,16 @@ static void print_json(void)
 	lh_json_free(j);
 }
 
-int main(void)
+/* Everything after loading the objects: the measurements; returns the exit status */
+static int bench(struct bpf_object **objs)
 {
-	static const char *const names[] = { "wan_xdp", "dc_xdp", "dc_tc", "wan_tc" };
-	struct bpf_object *objs[P_MAX + 1] = { 0 };
 	struct lh_config cfg = { .flags = LH_CFG_DEPOT | LH_CFG_SENTRY };
-	struct batch batches[16] = { 0 };
-	struct lh_harness *bare;
-	struct ring_buffer *rb;
-	struct bpf_link *link;
-	int nb = 0, i, r, p, o, cpu = sched_getcpu();
+	static struct batch batches[16];
+	struct ring_buffer *rb = NULL;
+	struct bpf_link *link = NULL;
+	int nb = 0, i, r, p, o, status = 1;
 	uint32_t zero = 0;
-	cpu_set_t set;
 
-	/* one CPU: per-CPU maps and caches stay where they are between runs */
-	CPU_ZERO(&set);
-	CPU_SET(cpu < 0 ? 0 : cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	if (getuid() || dp_netns_veth(DC_IF, DC_PEER, &dc_ifindex, NULL)) {
-		fprintf(stderr, "bench: needs root (a network namespace with a veth)\n");
-		return 1;
-	}
-	bare = lh_harness_open("baseline", NULL, NULL);
-	h = lh_harness_open_set(names, 4, bench_setup, objs);
-	if (!bare || !h) {
-		fprintf(stderr, "bench: cannot load the BPF objects (make?)\n");
-		return 1;
-	}
-	objs[P_MAX] = lh_harness_obj(bare);
 	for (p = 0; p < P_MAX; p++)
 		for (o = 0; o <= P_MAX; o++) {
 			struct bpf_program *bp;
@@ -984,7 +967,7 @@ int main(void)
 	    bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, BPF_ANY)) {
 		fprintf(stderr, "bench: set-up failed (tcx attach, events, config): %s\n",
 			strerror(errno));
-		return 1;
+		goto out;
 	}
 	for (i = 0; i < FLOWS; i++) {
 		flows[i].family = AF_INET;
@@ -1024,11 +1007,11 @@ int main(void)
 	for (r = -1; r < RUNS; r++) { /* run -1 warms caches and JIT images, and checks */
 		for (i = 0; i < nb; i++)
 			if (run_batch(&batches[i], r, rb))
-				return 1;
+				goto out;
 		for (i = 0; r >= 0 && i < R_MAX; i++)
 			if (row_value(&rows[i], r)) {
 				fprintf(stderr, "bench: nothing measured for %s\n", rows[i].name);
-				return 1;
+				goto out;
 			}
 	}
 	for (i = 0; i < R_MAX; i++) {
@@ -1046,9 +1029,40 @@ int main(void)
 				w->ratio[r]);
 	}
 	print_json();
+	status = 0;
+out:
 	ring_buffer__free(rb);
 	bpf_link__destroy(link);
+	return status;
+}
+
+int main(void)
+{
+	static const char *const names[] = { "wan_xdp", "dc_xdp", "dc_tc", "wan_tc" };
+	struct bpf_object *objs[P_MAX + 1] = { 0 };
+	struct lh_harness *bare;
+	int cpu = sched_getcpu(), status;
+	cpu_set_t set;
+
+	/* one CPU: per-CPU maps and caches stay where they are between runs */
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	if (getuid() || dp_netns_veth(DC_IF, DC_PEER, &dc_ifindex, NULL)) {
+		fprintf(stderr, "bench: needs root (a network namespace with a veth)\n");
+		return 1;
+	}
+	bare = lh_harness_open("baseline", NULL, NULL);
+	h = bare ? lh_harness_open_set(names, 4, bench_setup, objs) : NULL;
+	if (!h) {
+		fprintf(stderr, "bench: cannot load the BPF objects (make?)\n");
+		lh_harness_close(bare);
+		return 1;
+	}
+	objs[P_MAX] = lh_harness_obj(bare);
+	status = bench(objs);
+	/* also after a failure: the pins under /sys/fs/bpf go with the harness */
 	lh_harness_close(h);
 	lh_harness_close(bare);
-	return 0;
+	return status;
 }

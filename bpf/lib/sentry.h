@@ -476,8 +476,27 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	case SENTRY_ACK_FORWARD: {
 		/* byte 4 is outside the ICRC: clearing the mark keeps the NAK valid */
 		__u8 clean = b4 & ~(LH_DNACK_MARK | LH_DNACK_LEN_MASK);
+		__u8 csum[2];
 
 		bpf_xdp_store_bytes(ctx, p->bth_off + BTH_BYTE4_OFF, &clean, 1);
+		/*
+		 * ... but the UDP checksum covers it (always over IPv6): RFC 1624,
+		 * HC' = ~(~HC + ~m + m'). Byte 4 is the high byte of a 16-bit word
+		 * of the UDP datagram (the BTH starts 8 bytes in). 0 means none (IPv4).
+		 */
+		if (!bpf_xdp_load_bytes(ctx, p->l4_off + 6, csum, 2) && (csum[0] | csum[1])) {
+			__u32 sum = (~((__u32)csum[0] << 8 | csum[1]) & 0xffff) +
+				    (~((__u32)b4 << 8) & 0xffff) + ((__u32)clean << 8);
+
+			sum = (sum & 0xffff) + (sum >> 16);
+			sum = (sum & 0xffff) + (sum >> 16);
+			sum = ~sum & 0xffff;
+			if (!sum)
+				sum = 0xffff;
+			csum[0] = (__u8)(sum >> 8);
+			csum[1] = (__u8)sum;
+			bpf_xdp_store_bytes(ctx, p->l4_off + 6, csum, 2);
+		}
 		lh_count(st, LH_STAT_SENTRY_DNACK_FORWARD);
 		return XDP_PASS;
 	}

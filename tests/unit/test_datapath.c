@@ -364,6 +364,33 @@ static void depot_pool_full(void)
  * ACKed with that ACK again (at most one per LH_ECHO_GAP_US), instead of
  * dropping them silently until the NIC's timer fires.
  */
+/* IPv6: clearing the mark of a forwarded Depot-NACK keeps its UDP checksum right */
+static void sentry_v6_forward(void)
+{
+	struct dp_flow fl = f6;
+	uint8_t in[9216], copy[9216];
+	struct run r;
+	size_t len;
+	uint32_t b = 9000, p;
+
+	inet_pton(AF_INET6, "fd00::77", &fl.a.v6);
+	for (p = b; p < b + 4; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+		if (p == b)
+			dp_pair(h, &fl);
+	}
+	len = dp_ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK | 1, 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	memcpy(copy, r.out, r.out_len);
+	if (r.p.result == LH_STAT_ROCE)
+		lh_pkt_udp_csum_update(copy, &r.p);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE && r.p.roce.byte4 == 0 &&
+		       r.p.roce.psn == b + 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
+		       !memcmp(copy, r.out, r.out_len),
+	       "Sentry IPv6: a forwarded Depot-NACK loses its mark, ICRC and UDP checksum still right");
+}
+
 static void sentry_gb0_echo(void)
 {
 	struct dp_flow fl = f4;
@@ -614,6 +641,7 @@ int main(void)
 	depot_basic(&f6, 0xfffffd, "Depot IPv6 across the PSN wrap");
 	sentry();
 	sentry_gb0_echo();
+	sentry_v6_forward();
 	pairing_in_bpf();
 	depot_unpaired();
 	depot_pool_full();

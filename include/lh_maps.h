@@ -9,6 +9,7 @@
 #define LH_MAPS_H
 
 #include "lh_types.h"
+#include "rocev2.h" /* psn_diff */
 #ifndef __VMLINUX_H__
 #include <linux/bpf.h> /* struct bpf_spin_lock */
 #endif
@@ -106,6 +107,18 @@ struct lh_qp {
 	__u8 wan_mac[6]; /* Depot: our WAN interface's MAC */
 	__u32 s_echo_us; /* Sentry: last ACK echoed to a go-back-0 replay (ktime >> 10) */
 };
+
+/*
+ * PSN of a Depot-NACK (the programs' and the agent's): the receiver's ePSN,
+ * unless something before it went to the NIC without a backup copy and the
+ * NIC has not acknowledged it: a NAK acknowledges every PSN before its own,
+ * and that one the Depot could not answer a NIC NAK for. Then the NIC's own
+ * acknowledged point. In BPF under the QP lock.
+ */
+static __always_inline __u32 lh_depot_nack_psn(const struct lh_qp *qp)
+{
+	return psn_diff(qp->d_unsafe_end, qp->d_acked) > 0 ? qp->d_acked : qp->d_deliv;
+}
 
 /* Reverse index: ACK direction (receiver -> requester, requester's QPN) to the data key */
 struct lh_ack_key {

@@ -19,17 +19,6 @@
 #include "pool.h"
 #include "qp.h"
 
-/*
- * PSN of a Depot-NACK: the receiver's ePSN, unless something before it went
- * to the NIC without a backup copy and the NIC has not acknowledged it: a NAK
- * acknowledges every PSN before its own, and that one the Depot could not
- * answer a NIC NAK for. Then the NIC's own acknowledged point. Under the lock.
- */
-static __always_inline __u32 depot_nack_psn(const struct lh_qp *qp)
-{
-	return psn_diff(qp->d_unsafe_end, qp->d_acked) > 0 ? qp->d_acked : qp->d_deliv;
-}
-
 enum depot_action {
 	DEPOT_DELIVER,
 	DEPOT_HOLD,
@@ -133,7 +122,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		 * are missing (the first hole); the report the agent sends on the
 		 * LH_EV_GAP event gives the whole picture.
 		 */
-		gap_start = depot_nack_psn(qp);
+		gap_start = lh_depot_nack_psn(qp);
 		for (i = 0; i < LH_DNACK_MAX_RANGE; i++) {
 			__u32 x = psn_add(qp->d_deliv, i);
 

@@ -211,7 +211,8 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		return XDP_PASS;
 	now = bpf_ktime_get_ns();
 	lh_qp_paired(qp, &key);
-	cfg = lh_config_get();
+	/* only a QP in a recovery can be stuck: the others skip the config lookup */
+	cfg = (READ_ONCE(qp->flags) & LH_QPF_SENTRY_BUSY) ? lh_config_get() : NULL;
 	watchdog_ns = cfg ? (__u64)cfg->watchdog_ms * 1000000 : 0;
 
 	bpf_spin_lock(&qp->lock);

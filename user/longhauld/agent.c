@@ -215,8 +215,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 			       (((gap > LH_DNACK_MAX_RANGE ? LH_DNACK_MAX_RANGE : gap) - 1) &
 				LH_DNACK_LEN_MASK);
 		s.roce.dqpn = peer;
-		/* as the programs do (depot_nack_psn): never acknowledge what has no backup */
-		s.roce.psn = psn_diff(qp->d_unsafe_end, qp->d_acked) > 0 ? qp->d_acked : qp->d_deliv;
+		s.roce.psn = lh_depot_nack_psn(qp); /* never acknowledge what has no backup */
 		s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
 		s.roce.aeth.msn = qp->msn;
 		sz = lh_pkt_build(&s, buf, sizeof(buf));

@@ -25,7 +25,8 @@
 
 /*
  * Emit the held run from d_deliv, at most LH_BURST packets; clears
- * RELEASING when the run ends. Returns the number emitted.
+ * RELEASING when the run ends, after its last packet went out. Returns the
+ * number emitted.
  */
 static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_qp *qp,
 					       struct lh_ring *ring, __u32 l2, __u32 ifindex,
@@ -54,7 +55,6 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 				qp->d_high = qp->d_deliv;
 			qp->last_progress_ns = now;
 		} else {
-			qp->flags &= ~LH_QPF_RELEASING;
 			done = true;
 		}
 		bpf_spin_unlock(&qp->lock);
@@ -73,6 +73,24 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 			lh_count(st, LH_STAT_EMIT_FAIL);
 		else
 			n++;
+	}
+	/*
+	 * The run ends only now that its last packet is out: until then a
+	 * packet arriving in order (XDP on another CPU) is held behind it, not
+	 * passed ahead of it. One that was held meanwhile continues the run.
+	 */
+	if (done) {
+		struct lh_ring_ent *e;
+		__u32 x;
+
+		bpf_spin_lock(&qp->lock);
+		x = qp->d_deliv;
+		e = &ring->ent[x & LH_RING_MASK];
+		if ((qp->flags & LH_QPF_RELEASING) && e->tag == LH_TAG(LH_SLOT_HELD, x))
+			done = false;
+		else
+			qp->flags &= ~LH_QPF_RELEASING;
+		bpf_spin_unlock(&qp->lock);
 	}
 	lh_count_n(st, LH_STAT_DEPOT_RELEASED, n);
 	if (!done) {

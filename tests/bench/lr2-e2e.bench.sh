@@ -13,6 +13,18 @@
 #   LR2_BENCH_RTTS   RTTs (default "2ms 20ms")
 #   LR2_BENCH_LOSSES loss percentages (default "0 0.1 1 5")
 #   LR2_BENCH_GB0    1: the go-back-0 case too (default 1)
+#   LR2_BENCH_LINKS  the shared-link cases, RTT:RATE (default "2ms:200mbit 20ms:100mbit"):
+#                    LR2_BENCH_QPS QPs (default 8) over a WAN bottleneck of RATE
+#                    with a queue larger than their windows together, so
+#                    the link (not one QP's window) is what limits; loss
+#                    {0, 1 %, 5 %} (LR2_BENCH_LINK_LOSSES), and go-back-0 with
+#                    4 QPs at 1/256 on the first link
+#
+# One rxe QP (window 128 PSNs) on an unlimited link is window-limited: every
+# loss stops its ACK point for the round trip the retransmission needs, and
+# 128 PSNs cover about one RTT, so the first matrix measures that limit. The
+# shared-link matrix is a gateway's real situation: many QPs share a WAN
+# link slower than the DCs, and redundant retransmissions cost WAN capacity.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 O=${O:-$PWD/build}
@@ -24,6 +36,9 @@ SECS=${LR2_BENCH_SECS:-2}
 RTTS=${LR2_BENCH_RTTS:-2ms 20ms}
 LOSSES=${LR2_BENCH_LOSSES:-0 0.1 1 5}
 GB0=${LR2_BENCH_GB0:-1}
+LINKS=${LR2_BENCH_LINKS-2ms:200mbit 20ms:100mbit}
+QPS=${LR2_BENCH_QPS:-8}
+LINK_LOSSES=${LR2_BENCH_LINK_LOSSES:-0 1 5}
 TOPO=topologies/two-dc.sh
 TMP=$(mktemp -d)
 AGENTS=()
@@ -143,10 +158,61 @@ if [ "$GB0" = 1 ]; then
 	done
 fi
 
-printf '%s\n' "${rows[@]}" | jq -s --arg secs "$SECS" --arg runs "$RUNS" '{
+# The shared WAN link: the queue holds every QP's window (no tail drop)
+queue=$((QPS * 128 * 1100 * 2))
+for link in $LINKS; do
+	rtt=${link%%:*}
+	rate=${link#*:}
+	for mode in plain longhaul; do
+		[ "$mode" = longhaul ] && { topo "$rtt" 0 --rate "$rate" --queue "$queue"; agents_up "$rtt"; }
+		for l in $LINK_LOSSES; do
+			topo "$rtt" "$l" --rate "$rate" --queue "$queue"
+			r=$(measure -D "$SECS" -S 65536 --qps "$QPS")
+			res["$link $l $mode"]=$r
+			echo "link $rtt $rate, $QPS QPs, loss $l% $mode: $r" >&2
+		done
+		agents_down
+	done
+	base=$(jq .goodput <<<"${res["$link 0 plain"]}")
+	for l in $LINK_LOSSES; do
+		for mode in plain longhaul; do
+			r=${res["$link $l $mode"]}
+			g=$(jq .goodput <<<"$r")
+			c="$QPS QPs, WAN $rate rtt $rtt, loss $l%, $mode"
+			add "$c" goodput Gb/s "$g" "$QPS QPs, WAN $rate rtt $rtt, loss 0%, plain" \
+				"$(awk -v g="$g" -v b="$base" 'BEGIN { print (b > 0 ? g / b : 0) }')" \
+				"$(jq .runs <<<"$r")" "$(jq .spread <<<"$r")"
+			add "$c" "fct p99" us "$(jq '.p99 // 0' <<<"$r")" "" null "$(jq .runs <<<"$r")" null
+		done
+	done
+done
+
+if [ "$GB0" = 1 ] && [ -n "$LINKS" ]; then
+	link=${LINKS%% *}
+	rtt=${link%%:*}
+	rate=${link#*:}
+	topo "$rtt" 0 --rate "$rate" --queue "$queue"
+	g0=$(RUNS=1 measure -r gb0 -S 4M -n 2 --qps 4)
+	topo "$rtt" 0 --rate "$rate" --queue "$queue" --loss-a2b 'every 256'
+	gp=$(RUNS=1 measure -r gb0 -S 4M -n 2 --qps 4 --stall-time 3000)
+	agents_up "$rtt"
+	gl=$(RUNS=1 measure -r gb0 -S 4M -n 2 --qps 4)
+	agents_down
+	echo "gb0 4 QPs WAN $rate: lossless $g0, 1/256 plain $gp, 1/256 longhaul $gl" >&2
+	b=$(jq .goodput <<<"$g0")
+	c="gb0 4 MB, 4 QPs, WAN $rate rtt $rtt"
+	for x in "lossless:$g0" "1/256 loss, plain:$gp" "1/256 loss, longhaul:$gl"; do
+		r=${x#*:}
+		g=$(jq .goodput <<<"$r")
+		add "$c, ${x%%:*} ($(jq -r .status <<<"$r"))" goodput Gb/s "$g" "$c, lossless (ok)" \
+			"$(awk -v g="$g" -v b="$b" 'BEGIN { print (b > 0 ? g / b : 0) }')" 1 null
+	done
+fi
+
+printf '%s\n' "${rows[@]}" | jq -s --arg secs "$SECS" --arg runs "$RUNS" --arg qps "$QPS" '{
 	name: "lr2-e2e",
 	title: "End to end: goodput and p99 message completion time, plain go-back-N vs longhaul",
-	notes: ("lhperf WRITE, 64 KB messages, 1 QP, MTU 1024, rxe window 128, for \($secs) s per run, median of \($runs) runs; two-dc topology, lhwan random loss src->dst; ratio = goodput / lossless plain goodput of the same RTT. One QP with a window of 128 PSNs is window-limited: 128 KB per RTT."),
+	notes: ("lhperf WRITE, 64 KB messages, 1 QP, MTU 1024, rxe window 128, for \($secs) s per run, median of \($runs) runs; two-dc topology, lhwan random loss src->dst; ratio = goodput / lossless plain goodput of the same RTT. One QP with a window of 128 PSNs is window-limited: 128 KB per RTT, and each loss stops its ACK point for a round trip. The shared-link rows: \($qps) QPs over a WAN bottleneck (lhwan rate, queue larger than all windows together), ratio against the lossless plain run of the same link; gb0 there with 4 QPs."),
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

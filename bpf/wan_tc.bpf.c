@@ -84,8 +84,9 @@ int lh_wan_in(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	if (lh_parse_skb(skb, &p) != LH_STAT_PARSE_NON_ROCE || p.dport != LH_REPORT_PORT)
 		return TC_ACT_OK;
+	/* what the XDP half let pass as not a valid report goes on to the host */
 	if (p.udp_len < 8 + sizeof(r) || bpf_skb_load_bytes(skb, p.l4_off + 8, &r, sizeof(r)) ||
-	    r.magic != bpf_htons(LH_REPORT_MAGIC))
+	    !lh_report_valid(&r, p.udp_len - 8))
 		return TC_ACT_OK;
 	__builtin_memcpy(key.saddr, p.daddr, 16);
 	__builtin_memcpy(key.daddr, p.saddr, 16);

@@ -106,6 +106,7 @@ struct lh_qp {
 	__u8 wan_peer_mac[6]; /* Depot: MAC the data came from on the WAN side */
 	__u8 wan_mac[6]; /* Depot: our WAN interface's MAC */
 	__u32 s_echo_us; /* Sentry: last ACK echoed to a go-back-0 replay (ktime >> 10) */
+	__u32 s_report_seq; /* Sentry: seq of the newest Depot report taken in, 0 none */
 };
 
 /*
@@ -118,6 +119,21 @@ struct lh_qp {
 static __always_inline __u32 lh_depot_nack_psn(const struct lh_qp *qp)
 {
 	return psn_diff(qp->d_unsafe_end, qp->d_acked) > 0 ? qp->d_acked : qp->d_deliv;
+}
+
+/*
+ * The range a Depot-NACK's mark gives (1..LH_DNACK_MAX_RANGE): the first
+ * hole, hole PSNs from d_deliv, plus what lies between the NACK's PSN and
+ * d_deliv when that is the NIC's acknowledged point (all of it must come again).
+ */
+static __always_inline __u32 lh_depot_nack_len(const struct lh_qp *qp, __u32 hole)
+{
+	__s32 before = psn_diff(qp->d_deliv, lh_depot_nack_psn(qp));
+	__u32 n = hole + (before > 0 ? (__u32)before : 0);
+
+	if (n < 1)
+		n = 1;
+	return n > LH_DNACK_MAX_RANGE ? LH_DNACK_MAX_RANGE : n;
 }
 
 /* Reverse index: ACK direction (receiver -> requester, requester's QPN) to the data key */

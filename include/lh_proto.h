@@ -16,7 +16,7 @@
 #ifndef LH_PROTO_H
 #define LH_PROTO_H
 
-#include "lh_types.h"
+#include "rocev2.h"
 
 #define LH_REPORT_PORT 4792
 #define LH_REPORT_MAGIC 0x4c48 /* "LH" */
@@ -38,9 +38,32 @@ struct lh_report {
 	__be32 epsn_d; /* ePSN_D: one past the highest PSN received */
 	__be16 nbits; /* bits of held[] that count: ePSN_D - ePSN, at most 256 */
 	__be16 flags;
-	__be32 seq; /* per QP, incremented by the sender of the reports */
+	__be32 seq; /* increasing per sender of reports, so per QP; 0: unordered */
 	__u8 held[LH_REPORT_BITS / 8]; /* bit i (byte i / 8, LSB first): ePSN + i is held */
 } LH_PACKED;
 _Static_assert(sizeof(struct lh_report) == 60, "lh_report is 60 bytes");
+
+/*
+ * Whether a UDP payload of udp_payload bytes holding *r is a Depot report
+ * this version understands: the one check of the Sentry's XDP and TC halves.
+ */
+static __always_inline int lh_report_valid(const struct lh_report *r, __u32 udp_payload)
+{
+	return udp_payload >= sizeof(*r) && r->magic == lh_htons(LH_REPORT_MAGIC) &&
+	       r->version == LH_REPORT_VERSION && r->type == LH_MSG_DEPOT_REPORT &&
+	       lh_ntohs(r->nbits) <= LH_REPORT_BITS;
+}
+
+/*
+ * Whether a report with seq is newer than the last one taken in (last, 0 for
+ * none). Far behind (more than LH_REPORT_SEQ_WINDOW) is a restarted sender.
+ */
+#define LH_REPORT_SEQ_WINDOW 65536
+static __always_inline int lh_report_seq_newer(__u32 seq, __u32 last)
+{
+	__s32 d = (__s32)(seq - last);
+
+	return !seq || !last || d > 0 || d < -LH_REPORT_SEQ_WINDOW;
+}
 
 #endif /* LH_PROTO_H */

@@ -89,6 +89,7 @@
 	X(SENTRY_REPORT, sentry_report, "Sentry: Depot report taken in") \
 	X(SENTRY_REPORT_BAD, sentry_report_bad, "Sentry: malformed message on the report port") \
 	X(SENTRY_REPORT_UNKNOWN, sentry_report_unknown, "Sentry: report for a QP it does not know: passed") \
+	X(SENTRY_REPORT_STALE, sentry_report_stale, "Sentry: report older than one taken in (reordered on the WAN): dropped") \
 	X(SENTRY_RESENT, sentry_resent, "Sentry: missing PSNs re-sent from its own copies")
 
 enum lh_stat {

@@ -130,7 +130,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 			    ring->ent[x & LH_RING_MASK].tag == LH_TAG(LH_SLOT_HELD, x))
 				break;
 		}
-		gap_len = i ? i : 1;
+		gap_len = lh_depot_nack_len(qp, i);
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);

@@ -175,7 +175,8 @@ __noinline int lh_xdp_nak(struct xdp_md *ctx, __u32 offs, __u32 qpn, __u32 psn_b
 			return -1;
 		n.ip.version = 6;
 		n.ip.priority = o.l3[0] & 0x0f;
-		n.ip.flow_lbl[0] = o.l3[1] & 0xf0; /* traffic class low bits, no flow label */
+		/* the traffic class's DSCP low bits; not ECN (0x30), no flow label */
+		n.ip.flow_lbl[0] = o.l3[1] & 0xc0;
 		n.ip.payload_len = bpf_htons(LH_NAK_L4_LEN);
 		n.ip.nexthdr = LH_IPPROTO_UDP;
 		n.ip.hop_limit = LH_NAK_TTL;

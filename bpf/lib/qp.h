@@ -140,6 +140,14 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 }
 
 /*
+ * At most one LH_EV_ACK_UNPAIRED per this many ns per BPF object (its .bss): ACKs of QPs
+ * this gateway never saw data of (traffic routed around it, a scan) must
+ * not flood the agent. Racy across CPUs, and only a limit.
+ */
+#define LH_UNPAIRED_EV_GAP_NS 100000ULL
+static __u64 lh_unpaired_ev_ns;
+
+/*
  * Data QP of an ACK/NAK (the packet's own key is the ACK direction), pairing
  * it on the spot when that is clear; NULL when unpaired (an event then asks
  * the agent). *dkey receives the data key.
@@ -155,8 +163,13 @@ static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
 	if (!dk && !lh_pair_from_ack(p))
 		dk = bpf_map_lookup_elem(&lh_ack, ack_key);
 	if (!dk) {
+		__u64 now = bpf_ktime_get_ns();
+
 		lh_count(st, LH_STAT_ACK_UNPAIRED);
-		lh_event(LH_EV_ACK_UNPAIRED, ack_key, p->psn, 0);
+		if (now - lh_unpaired_ev_ns >= LH_UNPAIRED_EV_GAP_NS) {
+			lh_unpaired_ev_ns = now;
+			lh_event(LH_EV_ACK_UNPAIRED, ack_key, p->psn, 0);
+		}
 		return NULL;
 	}
 	*dkey = *dk;

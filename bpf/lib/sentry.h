@@ -557,8 +557,7 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	__s32 d;
 
 	if (p->udp_len < 8 + sizeof(r) || bpf_xdp_load_bytes(ctx, p->l4_off + 8, &r, sizeof(r)) ||
-	    r.magic != bpf_htons(LH_REPORT_MAGIC) || r.version != LH_REPORT_VERSION ||
-	    r.type != LH_MSG_DEPOT_REPORT) {
+	    !lh_report_valid(&r, p->udp_len - 8)) {
 		lh_count(st, LH_STAT_SENTRY_REPORT_BAD);
 		return XDP_PASS; /* not ours after all: the host may want it */
 	}
@@ -573,17 +572,23 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	}
 	epsn = bpf_ntohl(r.epsn) & ROCE_PSN_MASK;
 	n = bpf_ntohs(r.nbits);
-	if (n > LH_REPORT_BITS) {
-		lh_count(st, LH_STAT_SENTRY_REPORT_BAD);
-		lh_count(st, LH_STAT_DROP);
-		return XDP_DROP;
-	}
+	if (n > LH_REPORT_BITS) /* checked by lh_report_valid; the verifier wants it here */
+		return XDP_PASS;
 	m0 = ~lh_report_word(&r, 0) & lh_bits_below(n, 0);
 	m1 = ~lh_report_word(&r, 1) & lh_bits_below(n, 1);
 	m2 = ~lh_report_word(&r, 2) & lh_bits_below(n, 2);
 	m3 = ~lh_report_word(&r, 3) & lh_bits_below(n, 3);
 
 	bpf_spin_lock(&qp->lock);
+	/* an older report overtaken by a newer one on the WAN says less: ignored */
+	if (!lh_report_seq_newer(bpf_ntohl(r.seq), qp->s_report_seq)) {
+		bpf_spin_unlock(&qp->lock);
+		lh_count(st, LH_STAT_SENTRY_REPORT_STALE);
+		lh_count(st, LH_STAT_DROP);
+		return XDP_DROP;
+	}
+	if (r.seq)
+		qp->s_report_seq = bpf_ntohl(r.seq);
 	qp->s_base = epsn;
 	qp->s_missing[0] = m0;
 	qp->s_missing[1] = m1;

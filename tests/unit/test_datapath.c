@@ -356,6 +356,25 @@ static void depot_pool_full(void)
 	tap_ok(dp_free_slots(h) == free0, "the NIC's ACK returns every slot to the pool");
 }
 
+/* The Depot-NACK's PSN and mark range (include/lh_maps.h), agent and programs alike */
+static void depot_nack_rule(void)
+{
+	struct lh_qp qp = { .d_deliv = 100, .d_acked = 90, .d_unsafe_end = 80 };
+
+	tap_ok(lh_depot_nack_psn(&qp) == 100 && lh_depot_nack_len(&qp, 3) == 3 &&
+		       lh_depot_nack_len(&qp, 0) == 1,
+	       "Depot-NACK: PSN = ePSN, range = the first hole (at least 1)");
+	qp.d_unsafe_end = 95; /* 90..94 went to the NIC without a copy, not yet ACKed */
+	tap_ok(lh_depot_nack_psn(&qp) == 90 && lh_depot_nack_len(&qp, 3) == 13 &&
+		       lh_depot_nack_len(&qp, 30) == LH_DNACK_MAX_RANGE,
+	       "Depot-NACK: PSN = the NIC's ACK point when PSNs without a copy are unacknowledged; the range counts from there");
+	qp.d_deliv = 5;
+	qp.d_acked = 0xfffffb;
+	qp.d_unsafe_end = 2;
+	tap_ok(lh_depot_nack_psn(&qp) == 0xfffffb && lh_depot_nack_len(&qp, 2) == 12,
+	       "Depot-NACK: the same across the PSN wrap");
+}
+
 /* ---- Sentry ---- */
 
 /*
@@ -572,6 +591,29 @@ static void sentry(void)
 	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1,
 	       "Sentry: a Depot-NACK for a PSN it holds a copy of is absorbed (no needless NIC rewind)");
 
+	/* reports carry a seq: one overtaken on the WAN by a newer one says less */
+	dp_report_seq = 1000;
+	len = dp_report_frame(&fl, b + 2, 4, 1u << 1 | 1u << 2 | 1u << 3, in);
+	c0 = ctr("sentry_report");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = ctr("sentry_report") == c0 + 1;
+	dp_report_seq = 999;
+	len = dp_report_frame(&fl, b + 1, 5, 0, in);
+	c0 = ctr("sentry_report_stale");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok &= r.verdict == XDP_DROP_ && ctr("sentry_report_stale") == c0 + 1 &&
+	      dp_qp_get(h, &fl, &qp) && qp.s_base == b + 2 && qp.s_report_seq == 1000;
+	tap_ok(ok, "Sentry: a Depot report older (seq) than one taken in is dropped and counted");
+	/* a restarted agent numbers from elsewhere: far behind is new */
+	dp_report_seq = 1000 - 2 * LH_REPORT_SEQ_WINDOW;
+	len = dp_report_frame(&fl, b + 2, 4, 1u << 1 | 1u << 2 | 1u << 3, in);
+	c0 = ctr("sentry_report");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(ctr("sentry_report") == c0 + 1 && dp_qp_get(h, &fl, &qp) &&
+		       qp.s_report_seq == dp_report_seq,
+	       "Sentry: a report far behind the last seq (a restarted Depot agent) is taken in");
+	dp_report_seq = 0;
+
 	len = dp_data_frame(&fl, b + 6, in);
 	c0 = ctr("sentry_in_order");
 	xdp("lh_dc_xdp", in, len, &r);
@@ -645,6 +687,7 @@ int main(void)
 	pairing_in_bpf();
 	depot_unpaired();
 	depot_pool_full();
+	depot_nack_rule();
 	lh_harness_close(h);
 	return tap_done();
 }

@@ -211,9 +211,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 		spec_to_requester(&s, k, qp);
 		s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
 		s.roce.pkey = qp->pkey;
-		s.roce.byte4 = LH_DNACK_MARK |
-			       (((gap > LH_DNACK_MAX_RANGE ? LH_DNACK_MAX_RANGE : gap) - 1) &
-				LH_DNACK_LEN_MASK);
+		s.roce.byte4 = LH_DNACK_MARK | ((lh_depot_nack_len(qp, gap) - 1) & LH_DNACK_LEN_MASK);
 		s.roce.dqpn = peer;
 		s.roce.psn = lh_depot_nack_psn(qp); /* never acknowledge what has no backup */
 		s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
@@ -229,9 +227,11 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 			.peer_qpn = peer,
 			.epsn = qp->d_deliv,
 			.nbits = nbits,
-			.seq = ag->report_seq++,
+			.seq = ag->report_seq,
 		};
 
+		if (!++ag->report_seq)
+			ag->report_seq = 1; /* 0 says unordered */
 		memcpy(ri.held, held, sizeof(ri.held));
 		spec_to_requester(&s, k, qp);
 		sz = lh_report_frame(&s, &ri, buf, sizeof(buf));
@@ -523,6 +523,8 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));
 	if (!ag.nacked_ns)
 		goto out;
+	/* reports are ordered by seq; a restarted agent starts somewhere else */
+	ag.report_seq = (uint32_t)(now_ns() >> 10) | 1;
 	if (open_wan_io(&ag) || open_dc_io(&ag)) {
 		pr_warn("raw sockets on %s / %s for NACKs and kicks failed\n", cfg->wan.name,
 			cfg->dc.name);

@@ -79,6 +79,7 @@
 	X(SENTRY_SR_PASS, sentry_sr_pass, "Sentry: retransmission of a missing PSN: passed") \
 	X(SENTRY_SR_DROP, sentry_sr_drop, "Sentry: retransmission the Depot holds: dropped") \
 	X(SENTRY_ACK_ECHO, sentry_ack_echo, "Sentry: a replay of PSNs the receiver ACKed answered with its ACK") \
+	X(SENTRY_ACKED_DROP, sentry_acked_drop, "Sentry: resend of a PSN the NIC knows is acknowledged, outside an episode: dropped (between ACK echoes)") \
 	X(SENTRY_WATCHDOG, sentry_watchdog, "Sentry: a recovery stuck past the watchdog given up (filter off)") \
 	X(SENTRY_DNACK_FORWARD, sentry_dnack_forward, "Sentry: Depot-NACK turned into the NIC's NAK") \
 	X(SENTRY_DNACK_ABSORB, sentry_dnack_absorb, "Sentry: Depot-NACK recorded, NIC already rewinding") \

@@ -19,7 +19,8 @@
  *    reported it missing (the SR filter); the Sentry keeps a copy of every
  *    packet of the replay, passed or dropped, and re-sends one itself when a
  *    Depot report names it missing again; outside an episode everything
- *    passes (a timeout retransmission).
+ *    passes (a timeout retransmission), except what the NIC was told the
+ *    receiver has (before s_una): that is answered with the ACK again.
  * From the WAN (XDP on the WAN interface):
  *  - a Depot-NACK (PSN = the receiver's ePSN) records the first hole and goes
  *    on to the NIC as the plain NAK it is (mark cleared) when the NIC will
@@ -45,6 +46,7 @@ enum sentry_action {
 	SENTRY_SR_PASS,
 	SENTRY_SR_DROP,
 	SENTRY_ACK_ECHO,
+	SENTRY_ACKED_DROP,
 };
 
 /* At most one echoed ACK per QP in this many ~microseconds (ktime >> 10) */
@@ -306,6 +308,25 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			qp->s_retry_psn = psn;
 		}
 		act = SENTRY_RETX_PASS;
+		if (psn_diff(psn, qp->s_una) < 0) {
+			/*
+			 * Not a loss: the NIC was told already (an ACK, or a NAK
+			 * beyond it) that the receiver has this PSN; the ACK was
+			 * lost, or a go-back-0 NIC resends a whole message after
+			 * a tail loss. On the WAN it is useless, and a periodic
+			 * loss would meet the same PSN of each whole resend (a
+			 * livelock): the receiver would only ACK it again, so the
+			 * Sentry says that ACK (one per LH_ECHO_GAP_US) and drops
+			 * the rest. From s_una on, the resend passes.
+			 */
+			if ((__u32)(now >> 10) - qp->s_echo_us > LH_ECHO_GAP_US) {
+				qp->s_echo_us = (__u32)(now >> 10);
+				nak_psn = psn_add(qp->s_una, ROCE_PSN_MASK); /* s_una - 1 */
+				act = SENTRY_ACK_ECHO;
+			} else {
+				act = SENTRY_ACKED_DROP;
+			}
+		}
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);
@@ -343,6 +364,10 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		 */
 		sentry_cache(ctx, p, qp, false, st);
 		lh_count(st, LH_STAT_SENTRY_SR_DROP);
+		lh_count(st, LH_STAT_DROP);
+		return XDP_DROP;
+	case SENTRY_ACKED_DROP:
+		lh_count(st, LH_STAT_SENTRY_ACKED_DROP);
 		lh_count(st, LH_STAT_DROP);
 		return XDP_DROP;
 	case SENTRY_ACK_ECHO:

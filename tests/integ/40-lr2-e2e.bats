@@ -192,6 +192,19 @@ wan_loss_both_ways() {
 	[ "$(lr2_ctr a sentry_ack_echo)" -gt 0 ]
 }
 
+@test "go-back-0, the last packet of the run lost on the WAN each time it is sent: one timeout, then the Sentry keeps the whole resend off the WAN" {
+	# every 256th frame from the 64th: with 4096-packet messages, the same
+	# PSN of each whole resend is lost; the last one only a timer finds
+	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'every 256 64'
+	lr2_xfer -r gb0 -S 4M -n 4
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(lr2_ctr a sentry_ack_echo)" -gt 0 ]
+	[ "$(lr2_ctr a sentry_acked_drop)" -gt 0 ]
+	jq_assert "$LR2_C" '.timeouts <= 3'
+}
+
 @test "pools far too small: packets pass unchanged and are counted, the NICs' go-back-N completes" {
 	lh_topo_up two-dc --rtt 2ms --match roce --seed 50 --loss-a2b 'random 1%'
 	lr2_agents_down

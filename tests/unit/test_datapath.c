@@ -410,6 +410,52 @@ static void sentry_v6_forward(void)
 	       "Sentry IPv6: a forwarded Depot-NACK loses its mark, ICRC and UDP checksum still right");
 }
 
+/*
+ * Outside an episode, a resend of PSNs the NIC was told are acknowledged
+ * (a lost ACK, a go-back-0 NIC resending a message after a tail loss)
+ * does not cross the WAN: it is answered with the ACK, the rest passes.
+ */
+static void sentry_acked_resend(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 9000, p;
+
+	fl.a.v4.s_addr = htonl(0x0a000a09);
+	for (p = b; p < b + 10; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+		if (p == b)
+			dp_pair(h, &fl);
+	}
+	len = dp_ack_frame(&fl, b + 4, 0x1f, 0, 2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	/* the NIC's timer: it resends from b */
+	len = dp_data_frame(&fl, b, in);
+	c0 = ctr("sentry_ack_echo");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
+		       r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
+		       r.p.roce.psn == b + 4 && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
+		       ctr("sentry_ack_echo") == c0 + 1,
+	       "Sentry, no episode: a resend of an acknowledged PSN becomes the ACK (PSN %u) toward the NIC",
+	       b + 4);
+	len = dp_data_frame(&fl, b + 1, in);
+	c0 = ctr("sentry_acked_drop");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_acked_drop") == c0 + 1,
+	       "Sentry, no episode: the next acknowledged one right after is dropped and counted");
+	len = dp_data_frame(&fl, b + 5, in);
+	c0 = ctr("sentry_retx_pass");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 5 && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE &&
+		       ctr("sentry_retx_pass") == c0 + 1,
+	       "Sentry, no episode: a resend from the acknowledged point on passes");
+}
+
 static void sentry_gb0_echo(void)
 {
 	struct dp_flow fl = f4;
@@ -683,6 +729,7 @@ int main(void)
 	depot_basic(&f6, 0xfffffd, "Depot IPv6 across the PSN wrap");
 	sentry();
 	sentry_gb0_echo();
+	sentry_acked_resend();
 	sentry_v6_forward();
 	pairing_in_bpf();
 	depot_unpaired();

@@ -139,3 +139,39 @@ send() {
 	[ "$(counter lh_stats pass)" -ge 8 ]
 	stop_agent
 }
+
+@test "a config file: its options apply (even through an abbreviated --conf); errors name the file and line" {
+	local cf=$BATS_TEST_TMPDIR/gw.conf
+	cat >"$cf" <<-CONF
+		# an observe gateway
+		mode = observe
+		dc = dc0          # toward the DC
+		instance = $LH_PREFIX
+		verify-icrc = yes
+	CONF
+	lh_bg "$GW" "$BATS_FILE_TMPDIR/longhauld.log" "$LH_BIN/longhauld" --conf "$cf" \
+		>"$BATS_FILE_TMPDIR/agent.pid"
+	for i in $(seq 50); do
+		grep -q running "$BATS_FILE_TMPDIR/longhauld.log" && break
+		sleep 0.1
+	done
+	grep -q running "$BATS_FILE_TMPDIR/longhauld.log"
+	run send --opcode RC_RDMA_WRITE_ONLY --payload 256 --count 2 --bad-icrc
+	sleep 0.2
+	# verify-icrc came from the file: the bad ICRCs are counted
+	[ "$(counter lh_stats icrc_bad)" -eq 2 ]
+	stop_agent
+
+	printf 'dc = dc0\nfrobnicate = 1\n' >"$cf"
+	run_t 10 "$LH_BIN/longhauld" --config "$cf"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"$cf:2: unknown key 'frobnicate'"* ]]
+	printf 'dc = dc0\nwan = dc1\nmax-qps = 0\n' >"$cf"
+	run_t 10 "$LH_BIN/longhauld" --config="$cf"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--max-qps: '0' is not valid"* ]]
+	[[ "$output" == *"$cf:3"* ]]
+	run_t 10 "$LH_BIN/longhauld" --config "$cf.missing"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"$cf.missing"* ]]
+}

@@ -231,11 +231,17 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		c->keep_pins = true;
 		return 0;
 	case OPT_MAX_QPS:
-		return parse_u32(arg, 1, 1 << 20, &c->max_qps) ? -EINVAL : 0;
+		if (parse_u32(arg, 1, 1 << 20, &c->max_qps))
+			goto bad;
+		return 0;
 	case OPT_RINGS:
-		return parse_u32(arg, 1, 1 << 20, &c->rings) ? -EINVAL : 0;
+		if (parse_u32(arg, 1, 1 << 20, &c->rings))
+			goto bad;
+		return 0;
 	case OPT_POOL_SLOTS:
-		return parse_u32(arg, 1, 1 << 22, &c->pool_slots) ? -EINVAL : 0;
+		if (parse_u32(arg, 1, 1 << 22, &c->pool_slots))
+			goto bad;
+		return 0;
 	case OPT_WAN_RTT:
 		if (parse_time_us(arg, &c->wan_rtt_us))
 			goto bad;
@@ -413,16 +419,20 @@ static int derive(struct lhd_config *c)
 int lhd_config_parse(int argc, char **argv, struct lhd_config *cfg)
 {
 	const char *config_path = NULL;
-	int c, i;
+	int c;
 
 	defaults(cfg);
-	/* the config file first, whatever its place on the command line */
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			config_path = argv[i + 1];
-		else if (!strncmp(argv[i], "--config=", 9))
-			config_path = argv[i] + 9;
-	}
+	/*
+	 * The config file first, whatever its place on the command line and
+	 * however the option is spelled (getopt takes --conf too): a quiet
+	 * first pass of getopt finds it, the second applies the flags.
+	 */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1)
+		if (c == OPT_CONFIG)
+			config_path = optarg;
+	opterr = 1;
 	if (config_path && read_config_file(cfg, config_path))
 		return EXIT_USAGE;
 	optind = 1;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "datapath.h"
@@ -203,23 +204,50 @@ int lhd_map_fd(const struct lhd_datapath *dp, const char *name)
 	return -1;
 }
 
-static int setup_gateway(struct bpf_object *obj, const struct lhd_config *cfg)
+/*
+ * Set the one-byte const volatile variable var of obj's .rodata before load:
+ * its offset comes from the object's BTF (the section holds the CRC tables
+ * too, in whatever order the compiler chose).
+ */
+static int set_rodata_u8(struct bpf_object *obj, const char *var, __u8 value)
 {
-	struct bpf_map *m;
-	size_t sz;
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	struct bpf_map *m = NULL, *it;
+	struct btf *btf = bpf_object__btf(obj);
+	size_t sz = 0;
+	__u8 *v;
+	int id, i;
 
-	/* const volatile lh_verify_icrc: the only variable of the gateway's .rodata */
-	bpf_object__for_each_map(m, obj) {
-		if (strstr(bpf_map__name(m), ".rodata")) {
-			__u8 *v = bpf_map__initial_value(m, &sz);
+	bpf_object__for_each_map(it, obj)
+		if (strstr(bpf_map__name(it), ".rodata"))
+			m = it;
+	if (!m || !btf)
+		return -ENOENT;
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	if (id < 0)
+		return -ENOENT;
+	sec = btf__type_by_id(btf, (__u32)id);
+	v = bpf_map__initial_value(m, &sz);
+	if (!sec || !v)
+		return -EINVAL;
+	vs = btf_var_secinfos(sec);
+	for (i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *t = btf__type_by_id(btf, vs->type);
 
-			if (!v || !sz)
+		if (t && !strcmp(btf__name_by_offset(btf, t->name_off), var)) {
+			if (vs->size != 1 || vs->offset >= sz)
 				return -EINVAL;
-			v[0] = cfg->verify_icrc;
+			v[vs->offset] = value;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+static int setup_gateway(struct bpf_object *obj, const struct lhd_config *cfg)
+{
+	return set_rodata_u8(obj, "lh_verify_icrc", cfg->verify_icrc ? 1 : 0);
 }
 
 static int prog_fd(const struct lhd_datapath *dp, int obj, const char *name)

@@ -148,9 +148,12 @@ wan_loss_both_ways() {
 	lr2_show
 	lr2_ok
 	# 64 QPs between one pair of hosts are paired by the agent (more than the 8
-	# the programs pair themselves): recovery works, but the receiver may still
-	# see a gap now and then and the senders time out (issue note: needs work)
+	# the programs pair themselves). The receiver may see a gap when the very
+	# first packet of a QP is lost: the Depot learns the QP from its second
+	# (measured: 1-2 NAKs a run, each answered by the sender's go-back-N).
+	# Timeouts: 2-12 a run since the release fix (1887 in a CI run before).
 	[ "$(lr2_ctr a sentry_new_qp)" -eq 64 ]
+	jq_assert "$LR2_C" '.timeouts < 200' 
 	[ "$(lr2_ctr b depot_new_qp)" -eq 64 ]
 	[ "$(lr2_ctr b depot_nack)" -gt 0 ]
 	[ "$(lr2_ctr b pool_empty)" -eq 0 ]

@@ -154,9 +154,16 @@ struct lh_hostpair_key {
 
 struct lh_hostpair {
 	struct bpf_spin_lock lock;
-	__u32 n; /* QPs learned between the two, may exceed LH_HOSTPAIR_QPS */
+	__u32 n; /* QPs learned between the two, may exceed LH_HOSTPAIR_QPS; | LH_HOSTPAIR_OVER */
 	__u32 dqpn[LH_HOSTPAIR_QPS]; /* their data QPNs (the responder's) */
 };
+
+/*
+ * Set in lh_hostpair.n once more than LH_HOSTPAIR_QPS QPs were learned: the
+ * list misses some of them for good, so the programs leave pairing to the
+ * agent until the last QP of the pair of hosts is forgotten (entry deleted).
+ */
+#define LH_HOSTPAIR_OVER 0x80000000u
 
 enum lh_slot_state {
 	LH_SLOT_FREE = 0,

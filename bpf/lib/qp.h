@@ -78,6 +78,8 @@ static __always_inline void lh_hostpair_add(const struct lh_qp_key *k)
 	if (hp->n < LH_HOSTPAIR_QPS)
 		hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)] = k->dqpn;
 	hp->n++;
+	if ((hp->n & ~LH_HOSTPAIR_OVER) > LH_HOSTPAIR_QPS)
+		hp->n |= LH_HOSTPAIR_OVER; /* the list is incomplete from now on */
 	bpf_spin_unlock(&hp->lock);
 }
 

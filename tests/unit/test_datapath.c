@@ -375,6 +375,34 @@ static void depot_nack_rule(void)
 	       "Depot-NACK: the same across the PSN wrap");
 }
 
+/* More QPs between two hosts than the list holds: pairing goes to the agent for good */
+static void hostpair_overflow(void)
+{
+	struct dp_flow fl = f4;
+	struct lh_hostpair_key hk;
+	struct lh_hostpair hp;
+	struct lh_qp_key k;
+	uint8_t in[9216];
+	struct run r;
+	size_t len;
+	uint32_t q;
+
+	fl.b.v4.s_addr = htonl(0x0a000906);
+	for (q = 0; q <= LH_HOSTPAIR_QPS; q++) {
+		dp_data_qpn = 0x100 + q;
+		len = dp_data_frame(&fl, 100, in);
+		xdp("lh_wan_xdp", in, len, &r);
+	}
+	dp_data_qpn = 0;
+	dp_qp_key(&fl, &k);
+	memcpy(hk.saddr, k.saddr, 16);
+	memcpy(hk.daddr, k.daddr, 16);
+	tap_ok(!bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_hostpair"), &hk, &hp) &&
+		       hp.n == ((LH_HOSTPAIR_QPS + 1) | LH_HOSTPAIR_OVER),
+	       "pairing: the %uth QP between two hosts marks their list incomplete (the agent pairs from then on)",
+	       LH_HOSTPAIR_QPS + 1);
+}
+
 /* ---- Sentry ---- */
 
 /*
@@ -735,6 +763,7 @@ int main(void)
 	depot_unpaired();
 	depot_pool_full();
 	depot_nack_rule();
+	hostpair_overflow();
 	lh_harness_close(h);
 	return tap_done();
 }

@@ -396,16 +396,26 @@ static void forget_in_hostpair(struct agent *ag, const struct lh_qp_key *k)
 	memcpy(hk.daddr, k->daddr, 16);
 	if (bpf_map_lookup_elem_flags(ag->hostpair_fd, &hk, &hp, BPF_F_LOCK))
 		return;
-	n = hp.n < LH_HOSTPAIR_QPS ? hp.n : LH_HOSTPAIR_QPS;
-	for (i = j = 0; i < n; i++)
-		if (hp.dqpn[i] != k->dqpn)
-			hp.dqpn[j++] = hp.dqpn[i];
-	if (hp.n > 0)
-		hp.n--;
-	if (!hp.n)
+	/*
+	 * Once over LH_HOSTPAIR_QPS the list stays incomplete (LH_HOSTPAIR_OVER)
+	 * and only the count goes down: the programs must not pair from a list
+	 * that lacks live QPs. Not atomic with the programs' additions (two
+	 * syscalls): one added in between may be lost from the count.
+	 */
+	n = hp.n & ~LH_HOSTPAIR_OVER;
+	if (!(hp.n & LH_HOSTPAIR_OVER)) {
+		for (i = j = 0; i < n && i < LH_HOSTPAIR_QPS; i++)
+			if (hp.dqpn[i] != k->dqpn)
+				hp.dqpn[j++] = hp.dqpn[i];
+	}
+	if (n > 0)
+		n--;
+	if (!n) {
 		bpf_map_delete_elem(ag->hostpair_fd, &hk);
-	else
-		bpf_map_update_elem(ag->hostpair_fd, &hk, &hp, BPF_F_LOCK);
+		return;
+	}
+	hp.n = n | (hp.n & LH_HOSTPAIR_OVER);
+	bpf_map_update_elem(ag->hostpair_fd, &hk, &hp, BPF_F_LOCK);
 }
 
 static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)

@@ -43,6 +43,8 @@ void dp_payload_for(uint32_t psn, uint8_t *p)
 		p[i] = (uint8_t)(psn * 7 + i);
 }
 
+uint32_t dp_data_qpn;
+
 size_t dp_data_frame(const struct dp_flow *fl, uint32_t psn, uint8_t *buf)
 {
 	static uint8_t pay[DP_PAYLOAD];
@@ -53,7 +55,7 @@ size_t dp_data_frame(const struct dp_flow *fl, uint32_t psn, uint8_t *buf)
 	s.dst = fl->b;
 	s.ttl = 62;
 	s.roce.opcode = ROCE_RC_RDMA_WRITE_MIDDLE;
-	s.roce.dqpn = DP_QP_R;
+	s.roce.dqpn = dp_data_qpn ? dp_data_qpn : DP_QP_R;
 	s.roce.psn = psn & ROCE_PSN_MASK;
 	dp_payload_for(psn, pay);
 	s.payload = pay;

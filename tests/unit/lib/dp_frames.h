@@ -45,6 +45,8 @@ int dp_set_sizes(struct bpf_object *obj, void *ctx);
 void dp_payload_for(uint32_t psn, uint8_t *p);
 
 /* Data (RDMA WRITE middle) from requester a to responder b, as it arrives at a gateway */
+/* destination QPN of the frames dp_data_frame builds (0: DP_QP_R, the default) */
+extern uint32_t dp_data_qpn;
 size_t dp_data_frame(const struct dp_flow *fl, uint32_t psn, uint8_t *buf);
 
 /* ACK or NAK from responder b to requester a, from the receiving NIC */

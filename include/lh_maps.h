@@ -107,6 +107,11 @@ struct lh_qp {
 	__u8 wan_mac[6]; /* Depot: our WAN interface's MAC */
 	__u32 s_echo_us; /* Sentry: last ACK echoed to a go-back-0 replay (ktime >> 10) */
 	__u32 s_report_seq; /* Sentry: seq of the newest Depot report taken in, 0 none */
+	__u32 d_sack_cnt; /* Depot: data packets since the last count-triggered T/C-SACK */
+	__u64 s_tx_ns; /* Sentry: when the last new PSN went toward the WAN */
+	__u64 s_sack_ns; /* Sentry: when the last T/C-SACK report came, 0 never */
+	__u32 s_sack_epsn; /* Sentry: the ePSN that report gave */
+	__u32 s_pad;
 };
 
 /*
@@ -211,7 +216,7 @@ struct lh_config {
 	 * long is given up (filter off, NIC model reset): fail open, never stall
 	 */
 	__u32 watchdog_ms;
-	__u32 pad;
+	__u32 sack_count; /* Depot: a T/C-SACK report every this many data packets, 0 none */
 };
 
 #define LH_CFG_DEPOT 0x01 /* act as Depot for data arriving from the WAN */
@@ -226,6 +231,7 @@ enum lh_event_type {
 	LH_EV_NACK_MORE, /* (unused) */
 	LH_EV_GAP, /* Depot: a gap opened or remains after a release: send a report */
 	LH_EV_NAK_DUE, /* Sentry: the NIC's retry ended: send it the NAK it was owed (psn) */
+	LH_EV_SACK_DUE, /* Depot: sack_count data packets since the last: send a T/C-SACK report */
 };
 
 struct lh_event {

@@ -23,6 +23,13 @@
 #define LH_REPORT_VERSION 1
 #define LH_REPORT_BITS 256
 
+/*
+ * A periodic T/C-SACK report (every T or every N packets while data
+ * arrives, draft-chen-tsvwg-updated-ack), not only one about a gap: the
+ * Sentry knows from it that its Depot reports, so silence means loss.
+ */
+#define LH_REPORT_F_SACK 0x0001
+
 enum lh_msg_type {
 	LH_MSG_DEPOT_REPORT = 1,
 };
@@ -37,7 +44,7 @@ struct lh_report {
 	__be32 epsn; /* ePSN: first PSN not delivered to the receiving NIC */
 	__be32 epsn_d; /* ePSN_D: one past the highest PSN received */
 	__be16 nbits; /* bits of held[] that count: ePSN_D - ePSN, at most 256 */
-	__be16 flags;
+	__be16 flags; /* LH_REPORT_F_* */
 	__be32 seq; /* increasing per sender of reports, so per QP; 0: unordered */
 	__u8 held[LH_REPORT_BITS / 8]; /* bit i (byte i / 8, LSB first): ePSN + i is held */
 } LH_PACKED;

@@ -29,6 +29,23 @@ enum depot_action {
 	DEPOT_NO_SLOT,
 };
 
+/*
+ * T/C-SACK, count trigger: every sack_count data packets the Depot takes in
+ * for a QP, the agent sends it a report (the time trigger is the agent's).
+ */
+static __always_inline void depot_sack_count(struct lh_qp *qp, const struct lh_qp_key *key,
+					     __u32 psn)
+{
+	struct lh_config *cfg = lh_config_get();
+	__u32 n;
+
+	if (!cfg || !cfg->sack_count)
+		return;
+	n = __sync_add_and_fetch(&qp->d_sack_cnt, 1);
+	if (n % cfg->sack_count == 0)
+		lh_event(LH_EV_SACK_DUE, key, psn, 0);
+}
+
 static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh_parsed *p,
 					 struct lh_stats *st)
 {
@@ -134,6 +151,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);
+	depot_sack_count(qp, &key, psn);
 
 	switch (act) {
 	case DEPOT_DELIVER:

@@ -28,6 +28,22 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_qp SEC(".maps");
 
+/*
+ * Per-CPU room where lh_qp_learn builds a new lh_qp (bytes: a spin lock may
+ * not live in a per-CPU map): on the stack it would not fit next to its
+ * callers' frames in 512 bytes. Not pinned, one per object.
+ */
+struct lh_qp_buf {
+	__u8 b[sizeof(struct lh_qp)];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lh_qp_buf);
+} lh_qp_scratch SEC(".maps");
+
 /* ACK direction -> data key, written by the agent when it pairs a QP */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -188,40 +188,44 @@ static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
 __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 {
 	struct lh_stats *st = lh_stats_get();
-	struct lh_qp init = {};
+	struct lh_qp *init;
 	struct lh_qp_key k;
-	__u32 ring = LH_NO_SLOT;
+	__u32 ring = LH_NO_SLOT, zero = 0;
 	long err;
 
 	if (!p)
 		return -1;
+	init = bpf_map_lookup_elem(&lh_qp_scratch, &zero);
+	if (!init)
+		return -1;
+	__builtin_memset(init, 0, sizeof(*init));
 	lh_key_of(&k, p);
-	init.flags = role | (p->ipv6 ? LH_QPF_IPV6 : 0);
-	init.pkey = p->pkey;
-	init.sport = p->sport;
-	init.last_rx_ns = bpf_ktime_get_ns();
-	init.last_progress_ns = init.last_rx_ns;
+	init->flags = role | (p->ipv6 ? LH_QPF_IPV6 : 0);
+	init->pkey = p->pkey;
+	init->sport = p->sport;
+	init->last_rx_ns = bpf_ktime_get_ns();
+	init->last_progress_ns = init->last_rx_ns;
 	if (role == LH_QPF_DEPOT) {
 		if (bpf_map_pop_elem(&lh_ring_free, &ring)) {
-			init.flags |= LH_QPF_NO_RING;
+			init->flags |= LH_QPF_NO_RING;
 			ring = LH_NO_SLOT;
 		}
 		/* the first packet seen is taken as in order: a loss before it is the NIC's */
-		init.d_deliv = p->psn;
-		init.d_high = p->psn;
-		init.d_acked = p->psn;
-		init.d_unsafe_end = p->psn;
-		__builtin_memcpy(init.wan_peer_mac, p->smac, 6);
-		__builtin_memcpy(init.wan_mac, p->dmac, 6);
+		init->d_deliv = p->psn;
+		init->d_high = p->psn;
+		init->d_acked = p->psn;
+		init->d_unsafe_end = p->psn;
+		__builtin_memcpy(init->wan_peer_mac, p->smac, 6);
+		__builtin_memcpy(init->wan_mac, p->dmac, 6);
 		lh_count(st, LH_STAT_DEPOT_NEW_QP);
 	} else {
-		init.s_next = psn_add(p->psn, 1);
-		init.s_base = p->psn;
-		init.s_una = p->psn;
+		init->s_next = psn_add(p->psn, 1);
+		init->s_base = p->psn;
+		init->s_una = p->psn;
 		lh_count(st, LH_STAT_SENTRY_NEW_QP);
 	}
-	init.ring = ring;
-	err = bpf_map_update_elem(&lh_qp, &k, &init, BPF_NOEXIST);
+	init->ring = ring;
+	err = bpf_map_update_elem(&lh_qp, &k, init, BPF_NOEXIST);
 	if (err && err != -17 /* EEXIST */) {
 		if (ring != LH_NO_SLOT)
 			bpf_map_push_elem(&lh_ring_free, &ring, 0);
@@ -233,7 +237,7 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 			bpf_map_push_elem(&lh_ring_free, &ring, 0); /* the other CPU's entry won */
 		return 0;
 	}
-	lh_event(LH_EV_QP_NEW, &k, p->psn, init.flags);
+	lh_event(LH_EV_QP_NEW, &k, p->psn, init->flags);
 	lh_hostpair_add(&k);
 	return 0;
 }

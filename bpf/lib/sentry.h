@@ -234,6 +234,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	d = psn_diff(psn, qp->s_next);
 	if (d == 0) {
 		qp->s_next = psn_add(psn, 1);
+		qp->s_tx_ns = now;
 		qp->last_progress_ns = now;
 		qp->flags &= ~LH_QPF_SNAK_SENT;
 		/* new data after the replay: the episode is over (not if the NIC ignored the NAK) */
@@ -408,6 +409,8 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	qp = lh_qp_of_ack(p, &ack_key, &dkey, st);
 	if (!qp || !(qp->flags & LH_QPF_SENTRY))
 		return XDP_PASS;
+	/* paired now (this ACK may be what paired it): the agent's NAKs need the peer */
+	lh_qp_paired(qp, &dkey);
 	len = (b4 & LH_DNACK_LEN_MASK) + 1;
 	if (b4 & LH_DNACK_MARK) {
 		__u32 ring_idx = qp->ring;
@@ -577,7 +580,7 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	struct lh_report r;
 	struct lh_qp_key key;
 	struct lh_qp *qp;
-	__u64 m0, m1, m2, m3, due;
+	__u64 m0, m1, m2, m3, due, now;
 	__u32 epsn, n, sent_off;
 	__s32 d;
 
@@ -604,6 +607,7 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	m2 = ~lh_report_word(&r, 2) & lh_bits_below(n, 2);
 	m3 = ~lh_report_word(&r, 3) & lh_bits_below(n, 3);
 
+	now = bpf_ktime_get_ns();
 	bpf_spin_lock(&qp->lock);
 	/* an older report overtaken by a newer one on the WAN says less: ignored */
 	if (!lh_report_seq_newer(bpf_ntohl(r.seq), qp->s_report_seq)) {
@@ -614,6 +618,11 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	}
 	if (r.seq)
 		qp->s_report_seq = bpf_ntohl(r.seq);
+	if (r.flags & bpf_htons(LH_REPORT_F_SACK)) {
+		/* for the agent's silence rule (T/C-SACK: no report within 2T) */
+		qp->s_sack_ns = now;
+		qp->s_sack_epsn = epsn;
+	}
 	qp->s_base = epsn;
 	qp->s_missing[0] = m0;
 	qp->s_missing[1] = m1;

@@ -29,16 +29,6 @@ setup() {
 	lr2_require
 }
 
-# The responder's NIC saw no WAN gap: every NAK it sent (a frame lost between
-# gwb and dst: a release burst into a full socket buffer, say) was answered
-# from the Depot's backup pool, none crossed the WAN
-receiver_saw_no_gap() {
-	jq_assert "$LR2_C" '.naks_sent == 0 and .out_of_sequence_drops == 0' && return 0
-	echo "the responder NAKed $(jq_get "$LR2_C" .naks_sent) times; the Depot answered $(lr2_ctr b depot_nak_local)"
-	[ "$(jq_get "$LR2_C" .naks_sent)" -le "$(lr2_ctr b depot_nak_local)" ]
-	[ "$(lr2_ctr b depot_nak_forwarded)" -eq 0 ]
-}
-
 # Frames that crossed the WAN a second time are about the lost ones: the data
 # frames lhwan saw beyond the first transmissions, against lhwan's losses
 wan_twice_bounded() {

@@ -133,3 +133,13 @@ lr2_ctr() {
 	if [ "$1" = a ]; then v=$LR2_A; else v=$LR2_B; fi
 	printf '%s' "$v" | jq -r --arg n "$2" '.[$n] // 0'
 }
+
+# The responder's NIC saw no WAN gap: every NAK it sent (a frame lost between
+# gwb and dst: a release burst into a full socket buffer, say) was answered
+# from the Depot's backup pool, none crossed the WAN
+receiver_saw_no_gap() {
+	jq_assert "$LR2_C" '.naks_sent == 0 and .out_of_sequence_drops == 0' && return 0
+	echo "the responder NAKed $(jq_get "$LR2_C" .naks_sent) times; the Depot answered $(lr2_ctr b depot_nak_local)"
+	[ "$(jq_get "$LR2_C" .naks_sent)" -le "$(lr2_ctr b depot_nak_local)" ]
+	[ "$(lr2_ctr b depot_nak_forwarded)" -eq 0 ]
+}

@@ -688,6 +688,15 @@ static void sentry(void)
 	       "Sentry: a report far behind the last seq (a restarted Depot agent) is taken in");
 	dp_report_seq = 0;
 
+	/* a T/C-SACK report: the agent's silence rule learns when and what */
+	dp_report_flags = LH_REPORT_F_SACK;
+	len = dp_report_frame(&fl, b + 2, 4, 1u << 1 | 1u << 2 | 1u << 3, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_report_flags = 0;
+	tap_ok(dp_qp_get(h, &fl, &qp) && qp.s_sack_ns != 0 && qp.s_sack_epsn == b + 2 &&
+		       qp.s_tx_ns != 0,
+	       "Sentry: a T/C-SACK report sets s_sack_ns and s_sack_epsn (new data set s_tx_ns)");
+
 	len = dp_data_frame(&fl, b + 6, in);
 	c0 = ctr("sentry_in_order");
 	xdp("lh_dc_xdp", in, len, &r);

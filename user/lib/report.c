@@ -24,6 +24,7 @@ ssize_t lh_report_frame(const struct lh_pkt_spec *s, const struct lh_report_info
 	r.epsn_d = htonl(psn_add(ri->epsn, ri->nbits));
 	r.nbits = htons((uint16_t)ri->nbits);
 	r.seq = htonl(ri->seq);
+	r.flags = htons(ri->flags);
 	memcpy(r.held, ri->held, sizeof(r.held));
 	us.sport = LH_REPORT_PORT;
 	us.dport = LH_REPORT_PORT;
@@ -46,6 +47,7 @@ int lh_report_parse(const void *payload, size_t len, struct lh_report_info *ri)
 	ri->epsn = ntohl(r.epsn) & ROCE_PSN_MASK;
 	ri->nbits = ntohs(r.nbits);
 	ri->seq = ntohl(r.seq);
+	ri->flags = ntohs(r.flags);
 	memcpy(ri->held, r.held, sizeof(ri->held));
 	return 0;
 }

@@ -20,6 +20,7 @@ struct lh_report_info {
 	uint32_t epsn; /* first PSN not delivered */
 	uint32_t nbits; /* PSNs described from epsn: ePSN_D - ePSN, <= 256 */
 	uint32_t seq;
+	uint16_t flags; /* LH_REPORT_F_* */
 	uint8_t held[LH_REPORT_BITS / 8]; /* bit i: epsn + i is held */
 };
 

@@ -28,6 +28,7 @@
 #include "report.h"
 
 #define MAX_SCAN 65536 /* QPs looked at per timer tick */
+#define SILENCE_SLOTS 4096
 
 struct agent {
 	const struct lhd_config *cfg;
@@ -39,6 +40,10 @@ struct agent {
 	struct lhd_agent_stats st;
 	/* per ring: when the agent last NACKed that QP's gaps (Depot) */
 	uint64_t *nacked_ns;
+	/* per ring: the last T/C-SACK report, and the QP's last_rx_ns it covered (Depot) */
+	uint64_t *sack_ns, *sack_rx_ns;
+	/* Sentry: the last silence NAK per QP, by a hash of its key (a rate limit) */
+	uint64_t silence_ns[SILENCE_SLOTS];
 	uint32_t report_seq;
 };
 
@@ -193,14 +198,15 @@ static int held_bitmap(struct agent *ag, const struct lh_qp *qp, uint8_t held[32
  * NIC rewinds there if it may) and a report with every PSN held.
  */
 static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
-		       bool with_nack)
+		       bool with_nack, bool sack)
 {
 	uint8_t buf[256], held[32];
 	struct lh_pkt_spec s;
 	uint32_t nbits, gap, peer = qp->peer_qpn;
 	ssize_t sz;
 
-	if (!ag->wan_io || qp->d_deliv == qp->d_high)
+	/* a T/C-SACK report goes even with nothing held: it says all arrived */
+	if (!ag->wan_io || (!sack && qp->d_deliv == qp->d_high))
 		return -EAGAIN;
 	/* paired in lh_pair, not yet copied into the QP by the programs */
 	if (!(qp->flags & LH_QPF_PAIRED) && bpf_map_lookup_elem(ag->pair_fd, k, &peer))
@@ -228,6 +234,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 			.epsn = qp->d_deliv,
 			.nbits = nbits,
 			.seq = ag->report_seq,
+			.flags = sack ? LH_REPORT_F_SACK : 0,
 		};
 
 		if (!++ag->report_seq)
@@ -239,7 +246,21 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 			return -EIO;
 	}
 	ag->st.reports++;
+	if (sack)
+		ag->st.sack_reports++;
 	return 0;
+}
+
+/* Depot: a T/C-SACK report for a QP (time or count trigger) */
+static void send_sack(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
+		      uint64_t now)
+{
+	if (qp->ring >= ag->cfg->rings || !(qp->flags & LH_QPF_DEPOT))
+		return;
+	if (!send_report(ag, k, qp, false, true)) {
+		ag->sack_ns[qp->ring] = now;
+		ag->sack_rx_ns[qp->ring] = qp->last_rx_ns;
+	}
 }
 
 /*
@@ -365,7 +386,11 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case LH_EV_GAP:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
-			send_report(ag, &k, &qp, false);
+			send_report(ag, &k, &qp, false, false);
+		break;
+	case LH_EV_SACK_DUE:
+		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
+			send_sack(ag, &k, &qp, now_ns());
 		break;
 	case LH_EV_NAK_DUE:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
@@ -444,11 +469,49 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 	ag->st.qps_forgotten++;
 }
 
+/*
+ * Sentry, T/C-SACK: "no ACK within 2T: resend the last packet". Data is
+ * outstanding (the receiver has not acknowledged all the NIC sent), the
+ * Depot has reported this QP before but not for 2T, and the NIC has sent
+ * nothing new for an RTT + T (so nothing is merely in flight): the tail of
+ * what it sent, or the reports, were lost. The NIC gets a NAK at what the
+ * Depot last said it delivered (or the receiver's ACK point, if later): it
+ * resends from there, which either fills the tail or, if everything
+ * arrived, only acknowledges it. At most one per QP per 2T + RTT.
+ */
+static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
+			   uint64_t now, uint64_t sack_ns)
+{
+	uint64_t rtt_ns = (uint64_t)ag->cfg->wan_rtt_us * 1000, *last;
+	uint32_t h = 2166136261u, i, psn;
+	const uint8_t *b = (const uint8_t *)k;
+
+	if (!qp->s_sack_ns || qp->s_una == qp->s_next || !(qp->flags & LH_QPF_PAIRED))
+		return;
+	if (now < qp->s_sack_ns + 2 * sack_ns || now < qp->s_tx_ns + rtt_ns + sack_ns)
+		return;
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 16777619u;
+	last = &ag->silence_ns[h % SILENCE_SLOTS];
+	if (now < *last + 2 * sack_ns + rtt_ns)
+		return;
+	psn = psn_diff(qp->s_sack_epsn, qp->s_una) > 0 ? qp->s_sack_epsn : qp->s_una;
+	if (psn_diff(qp->s_next, psn) < 0)
+		return;
+	*last = now;
+	pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us, data outstanding (%u..%u): NAK %u\n",
+		 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), qp->s_una, qp->s_next,
+		 psn);
+	if (!send_owed_nak(ag, k, qp, psn))
+		ag->st.sack_naks++;
+}
+
 static void tick(struct agent *ag)
 {
 	const struct lhd_config *cfg = ag->cfg;
 	uint64_t now = now_ns(), nack_to = (uint64_t)cfg->nack_timeout_us * 1000;
 	uint64_t idle = (uint64_t)cfg->qp_idle_s * 1000000000ull;
+	uint64_t sack_ns = (uint64_t)cfg->sack_time_us * 1000;
 	struct lh_qp_key k, cur, *prev = NULL;
 	struct lh_qp_key gone[64];
 	int nr_gone = 0, scanned = 0, i;
@@ -464,8 +527,14 @@ static void tick(struct agent *ag)
 				gone[nr_gone++] = cur;
 			continue;
 		}
+		if ((qp.flags & LH_QPF_SENTRY) && sack_ns)
+			sentry_silence(ag, &cur, &qp, now, sack_ns);
 		if (!(qp.flags & LH_QPF_DEPOT) || qp.ring >= cfg->rings)
 			continue;
+		/* T/C-SACK, time trigger: a QP that received data since its last report */
+		if (sack_ns && qp.last_rx_ns != ag->sack_rx_ns[qp.ring] &&
+		    now - ag->sack_ns[qp.ring] >= sack_ns)
+			send_sack(ag, &cur, &qp, now);
 		/* a release that should have happened: its filler never reached the DC egress */
 		if ((qp.flags & LH_QPF_RELEASING) && now > qp.last_progress_ns &&
 		    now - qp.last_progress_ns > (uint64_t)cfg->release_watchdog_us * 1000) {
@@ -478,7 +547,7 @@ static void tick(struct agent *ag)
 		    now - qp.last_progress_ns > nack_to && now - qp.last_nack_ns > nack_to &&
 		    now - ag->nacked_ns[qp.ring] > nack_to) {
 			ag->nacked_ns[qp.ring] = now;
-			send_report(ag, &cur, &qp, true);
+			send_report(ag, &cur, &qp, true, false);
 		}
 	}
 	for (i = 0; i < nr_gone; i++)
@@ -531,7 +600,9 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.ring_free_fd = lhd_map_fd(dp, "lh_ring_free");
 	ag.hostpair_fd = lhd_map_fd(dp, "lh_hostpair");
 	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));
-	if (!ag.nacked_ns)
+	ag.sack_ns = calloc(cfg->rings, sizeof(*ag.sack_ns));
+	ag.sack_rx_ns = calloc(cfg->rings, sizeof(*ag.sack_rx_ns));
+	if (!ag.nacked_ns || !ag.sack_ns || !ag.sack_rx_ns)
 		goto out;
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
 	ag.report_seq = (uint32_t)(now_ns() >> 10) | 1;
@@ -574,10 +645,11 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 			}
 		}
 	}
-	pr_info("agent: %llu events, %llu QPs paired, %llu reports, %llu NACK retries, "
-		"%llu runs continued, %llu QPs forgotten\n",
+	pr_info("agent: %llu events, %llu QPs paired, %llu reports (%llu T/C-SACK), "
+		"%llu NACK retries, %llu silence NAKs, %llu runs continued, %llu QPs forgotten\n",
 		(unsigned long long)ag.st.events, (unsigned long long)ag.st.paired,
-		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.nack_retries,
+		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
+		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
 		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten);
 	rc = EXIT_OK;
 out:
@@ -589,5 +661,7 @@ out:
 	lh_pktio_close(ag.wan_io);
 	lh_pktio_close(ag.dc_io);
 	free(ag.nacked_ns);
+	free(ag.sack_ns);
+	free(ag.sack_rx_ns);
 	return rc;
 }

@@ -18,6 +18,8 @@ struct lhd_agent_stats {
 	uint64_t pair_ambiguous; /* an ACK that fits no or several data QPs: waits for the next */
 	uint64_t nack_retries; /* Depot-NACKs re-sent by the timer */
 	uint64_t reports; /* Depot reports sent */
+	uint64_t sack_reports; /* ... of them periodic T/C-SACK reports */
+	uint64_t sack_naks; /* Sentry: NAKs for data outstanding with its Depot silent for 2T */
 	uint64_t naks_owed; /* Sentry: NAKs sent to the NIC once its retry ended */
 	uint64_t kicks; /* release / replay runs continued */
 	uint64_t kick_fail;

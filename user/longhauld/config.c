@@ -34,6 +34,8 @@ enum {
 	OPT_NACK_TIMEOUT,
 	OPT_SENTRY_WATCHDOG,
 	OPT_QP_IDLE,
+	OPT_SACK_TIME,
+	OPT_SACK_COUNT,
 	OPT_CONFIG,
 };
 
@@ -55,6 +57,8 @@ static const struct option long_opts[] = {
 	{ "nack-timeout", required_argument, NULL, OPT_NACK_TIMEOUT },
 	{ "sentry-watchdog", required_argument, NULL, OPT_SENTRY_WATCHDOG },
 	{ "qp-idle", required_argument, NULL, OPT_QP_IDLE },
+	{ "sack-time", required_argument, NULL, OPT_SACK_TIME },
+	{ "sack-count", required_argument, NULL, OPT_SACK_COUNT },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -87,6 +91,10 @@ void lhd_usage(FILE *f)
 		"                      ACK point for TIME is given up, nothing filtered\n"
 		"                      (default 4 x wan-rtt + 50ms; 0: never)\n"
 		"  --qp-idle TIME      forget connections quiet for TIME (default 30s)\n"
+		"  --sack-time TIME    T/C-SACK: the Depot reports each QP receiving data every\n"
+		"                      TIME; the Sentry NAKs data outstanding with no report\n"
+		"                      for 2 x TIME (default wan-rtt / 2, at least 1ms; 0: off)\n"
+		"  --sack-count N      ... and every N data packets (default 64; 0: off)\n"
 		"  --verify-icrc       observe mode: recompute every ICRC, count bad ones\n"
 		"  --keep-pins         leave the pinned maps and the lock file after exit\n"
 		"                      (post-mortem reading with longhaul status/stats)\n"
@@ -260,6 +268,15 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		c->sentry_watchdog_ms = t ? (uint32_t)((t + 999) / 1000) : 0;
 		c->sentry_watchdog_set = true;
 		return 0;
+	case OPT_SACK_TIME:
+		if (parse_time_us(arg, &c->sack_time_us))
+			goto bad;
+		c->sack_time_set = true;
+		return 0;
+	case OPT_SACK_COUNT:
+		if (parse_u32(arg, 0, 1 << 20, &c->sack_count))
+			goto bad;
+		return 0;
 	case OPT_QP_IDLE:
 		if (parse_time_us(arg, &t) || t < 1000000)
 			goto bad;
@@ -359,6 +376,7 @@ static void defaults(struct lhd_config *c)
 	c->wan_rtt_us = 10000;
 	c->wan_rate_bps = 1000000000ull;
 	c->qp_idle_s = 30;
+	c->sack_count = 64;
 }
 
 /* What follows from the others: pin directory, pool size, timers */
@@ -408,7 +426,14 @@ static int derive(struct lhd_config *c)
 	c->release_watchdog_us = 2000;
 	if (!c->sentry_watchdog_set)
 		c->sentry_watchdog_ms = (uint32_t)((4ull * c->wan_rtt_us + 999) / 1000) + 50;
+	if (!c->sack_time_set) {
+		c->sack_time_us = c->wan_rtt_us / 2;
+		if (c->sack_time_us < 1000)
+			c->sack_time_us = 1000;
+	}
 	c->tick_us = c->nack_timeout_us / 4;
+	if (c->sack_time_us && c->tick_us > c->sack_time_us / 2)
+		c->tick_us = c->sack_time_us / 2; /* T's resolution */
 	if (c->tick_us < 500)
 		c->tick_us = 500;
 	if (c->tick_us > 10000)

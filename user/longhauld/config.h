@@ -54,6 +54,10 @@ struct lhd_config {
 	bool sentry_watchdog_set;
 	uint32_t tick_us; /* the agent's timer */
 	uint32_t qp_idle_s; /* QPs quiet that long are forgotten */
+	/* T/C-SACK (draft-chen-tsvwg-updated-ack): report every T or N packets, 0 off */
+	uint32_t sack_time_us;
+	bool sack_time_set;
+	uint32_t sack_count;
 };
 
 /* Defaults, then the config file (--config), then the command line; 0 or EXIT_USAGE */

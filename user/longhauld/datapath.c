@@ -288,6 +288,7 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		/* a copy that went out within a WAN round trip is in flight, not lost */
 		.resend_guard_ms = cfg->wan_rtt_us / 1000 + 1,
 		.watchdog_ms = cfg->sentry_watchdog_ms,
+		.sack_count = cfg->sack_count,
 	};
 	uint32_t zero = 0;
 	const void *elf;

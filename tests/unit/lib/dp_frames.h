@@ -56,6 +56,8 @@ size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, ui
 /* A Depot report from responder b to requester a: [epsn, epsn + n), held bits */
 /* seq of the reports dp_report_frame* build (0: unordered, the default) */
 extern uint32_t dp_report_seq;
+/* flags of those reports (LH_REPORT_F_*, default 0) */
+extern uint16_t dp_report_flags;
 size_t dp_report_frame(const struct dp_flow *fl, uint32_t epsn, uint32_t n, uint32_t held_mask,
 		       uint8_t *buf);
 

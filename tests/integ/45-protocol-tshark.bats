@@ -294,7 +294,7 @@ transfer() {
 	run fx "$FJ" 11 longhaul.report.nbits longhaul.report.span longhaul.report.missing_count \
 		longhaul.report.flags longhaul.report.inconsistent longhaul.report.flags_unknown \
 		longhaul.report.bits_beyond longhaul.report.trailing _ws.malformed
-	[ "$output" = "40|32|17|0x0001|1|1|1|1|" ]
+	[ "$output" = "40|32|17|0x0002|1|1|1|1|" ]
 	# a report quoted by an ICMP port unreachable still decodes
 	run fx "$FJ" 12 icmp.type icmp.code longhaul.report.magic longhaul.report.epsn
 	[ "$output" = "3|3|0x4c48|16777200" ]

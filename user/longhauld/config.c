@@ -93,8 +93,8 @@ void lhd_usage(FILE *f)
 		"  --qp-idle TIME      forget connections quiet for TIME (default 30s)\n"
 		"  --sack-time TIME    T/C-SACK: the Depot reports each QP receiving data every\n"
 		"                      TIME; the Sentry NAKs data outstanding with no report\n"
-		"                      for 2 x TIME (default wan-rtt / 2, at least 1ms; 0: off)\n"
-		"  --sack-count N      ... and every N data packets (default 64; 0: off)\n"
+		"                      for 2 x TIME (default 0: off; try wan-rtt / 2)\n"
+		"  --sack-count N      ... and every N data packets (default 64 with --sack-time)\n"
 		"  --verify-icrc       observe mode: recompute every ICRC, count bad ones\n"
 		"  --keep-pins         leave the pinned maps and the lock file after exit\n"
 		"                      (post-mortem reading with longhaul status/stats)\n"
@@ -276,6 +276,7 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 	case OPT_SACK_COUNT:
 		if (parse_u32(arg, 0, 1 << 20, &c->sack_count))
 			goto bad;
+		c->sack_count_set = true;
 		return 0;
 	case OPT_QP_IDLE:
 		if (parse_time_us(arg, &t) || t < 1000000)
@@ -376,7 +377,6 @@ static void defaults(struct lhd_config *c)
 	c->wan_rtt_us = 10000;
 	c->wan_rate_bps = 1000000000ull;
 	c->qp_idle_s = 30;
-	c->sack_count = 64;
 }
 
 /* What follows from the others: pin directory, pool size, timers */
@@ -426,11 +426,10 @@ static int derive(struct lhd_config *c)
 	c->release_watchdog_us = 2000;
 	if (!c->sentry_watchdog_set)
 		c->sentry_watchdog_ms = (uint32_t)((4ull * c->wan_rtt_us + 999) / 1000) + 50;
-	if (!c->sack_time_set) {
-		c->sack_time_us = c->wan_rtt_us / 2;
-		if (c->sack_time_us < 1000)
-			c->sack_time_us = 1000;
-	}
+	/* T/C-SACK is off unless --sack-time turns it on (see the issue note: not yet safe
+	 * for go-back-0 NICs nor while a NIC waits on a receiver-DC recovery) */
+	if (c->sack_time_us && !c->sack_count_set)
+		c->sack_count = 64;
 	c->tick_us = c->nack_timeout_us / 4;
 	if (c->sack_time_us && c->tick_us > c->sack_time_us / 2)
 		c->tick_us = c->sack_time_us / 2; /* T's resolution */

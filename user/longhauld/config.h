@@ -58,6 +58,7 @@ struct lhd_config {
 	uint32_t sack_time_us;
 	bool sack_time_set;
 	uint32_t sack_count;
+	bool sack_count_set;
 };
 
 /* Defaults, then the config file (--config), then the command line; 0 or EXIT_USAGE */

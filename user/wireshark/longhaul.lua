@@ -15,7 +15,7 @@ longhaul's gateway-to-gateway messages in Wireshark and tshark (docs/protocol.md
   or copy the file into ~/.local/lib/wireshark/plugins/ (Wireshark >= 4.0, Lua 5.2).
 
 Filter fields: longhaul.report.* (magic version type dqpn peer_qpn epsn epsn_d
-nbits flags seq held span held_count missing_count held_psn missing_psn
+nbits flags sack seq held span held_count missing_count held_psn missing_psn
 held_psns missing_psns), longhaul.dnack (present on Depot-NACKs only),
 longhaul.dnack.len, .first, .last, .byte4, .fecn, .becn, .mark, .len_minus1,
 longhaul.icrc.computed, longhaul.icrc.good; expert: longhaul.malformed and
@@ -122,6 +122,7 @@ local rf = {
 		"ePSN_D (one past the highest PSN received)", base.DEC),
 	nbits = ProtoField.uint16("longhaul.report.nbits", "PSNs described (nbits)", base.DEC),
 	flags = ProtoField.uint16("longhaul.report.flags", "Flags", base.HEX),
+	sack = ProtoField.bool("longhaul.report.sack", "T/C-SACK (periodic report)", 16, nil, 0x0001),
 	seq = ProtoField.uint32("longhaul.report.seq", "Sequence number", base.DEC),
 	held = ProtoField.bytes("longhaul.report.held", "Held bitmap (bit i: ePSN + i held, LSB first)"),
 	span = ProtoField.uint32("longhaul.report.span", "ePSN_D - ePSN (mod 2^24)", base.DEC),
@@ -133,7 +134,7 @@ local rf = {
 	missing_psn = ProtoField.uint32("longhaul.report.missing_psn", "Missing PSN", base.DEC),
 }
 p_report.fields = {
-	rf.magic, rf.version, rf.type, rf.dqpn, rf.peer_qpn, rf.epsn, rf.epsn_d, rf.nbits, rf.flags,
+	rf.magic, rf.version, rf.type, rf.dqpn, rf.peer_qpn, rf.epsn, rf.epsn_d, rf.nbits, rf.flags, rf.sack,
 	rf.seq, rf.held, rf.span, rf.held_count, rf.missing_count, rf.held_psns, rf.missing_psns,
 	rf.held_psn, rf.missing_psn,
 }
@@ -147,7 +148,7 @@ local ex = {
 		expert.group.PROTOCOL, expert.severity.WARN),
 	bits_beyond = ProtoExpert.new("longhaul.report.bits_beyond",
 		"Held bits set at or beyond nbits (ignored)", expert.group.PROTOCOL, expert.severity.WARN),
-	flags = ProtoExpert.new("longhaul.report.flags_unknown", "Unknown flags (version 1 defines none)",
+	flags = ProtoExpert.new("longhaul.report.flags_unknown", "Unknown flags (version 1 defines 0x0001, T/C-SACK)",
 		expert.group.PROTOCOL, expert.severity.NOTE),
 	trailing = ProtoExpert.new("longhaul.report.trailing",
 		"Bytes after the 60-byte report (ignored)", expert.group.PROTOCOL, expert.severity.NOTE),
@@ -216,11 +217,12 @@ function p_report.dissector(tvb, pinfo, root)
 	tree:add(rf.epsn_d, tvb(17, 3))
 	local nb_item = tree:add(rf.nbits, tvb(20, 2))
 	local fl_item = tree:add(rf.flags, tvb(22, 2))
+	fl_item:add(rf.sack, tvb(22, 2))
 	tree:add(rf.seq, tvb(24, 4))
 	local held_item = tree:add(rf.held, tvb(28, 32))
 	local span = band(epsn_d - epsn, PSN_MASK)
 	tree:add(rf.span, span):set_generated()
-	if flags ~= 0 then
+	if band(flags, 0xfffe) ~= 0 then
 		fl_item:add_proto_expert_info(ex.flags)
 	end
 	if len > REPORT_LEN then

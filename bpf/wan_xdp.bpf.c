@@ -28,7 +28,7 @@ int lh_wan_xdp(struct xdp_md *ctx)
 	else if (r != LH_STAT_ROCE)
 		;
 	else if ((cfg->flags & LH_CFG_DEPOT) && lh_is_rc_data(&p))
-		verdict = depot_xdp_data(ctx, &p);
+		verdict = depot_xdp_data(ctx, &p, cfg->sack_count);
 	else if ((cfg->flags & LH_CFG_SENTRY) && lh_is_rc_ack(&p))
 		verdict = sentry_xdp_ack(ctx, &p);
 	else

@@ -34,20 +34,14 @@ enum depot_action {
  * for a QP, the agent sends it a report (the time trigger is the agent's).
  */
 static __always_inline void depot_sack_count(struct lh_qp *qp, const struct lh_qp_key *key,
-					     __u32 psn)
+					     __u32 psn, __u32 sack_count)
 {
-	struct lh_config *cfg = lh_config_get();
-	__u32 n;
-
-	if (!cfg || !cfg->sack_count)
-		return;
-	n = __sync_add_and_fetch(&qp->d_sack_cnt, 1);
-	if (n % cfg->sack_count == 0)
+	if (sack_count && __sync_add_and_fetch(&qp->d_sack_cnt, 1) % sack_count == 0)
 		lh_event(LH_EV_SACK_DUE, key, psn, 0);
 }
 
 static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh_parsed *p,
-					 struct lh_stats *st)
+					 struct lh_stats *st, __u32 sack_count)
 {
 	__u32 psn = p->psn, idx, gap_start = 0, gap_len = 0, ring_idx;
 	enum depot_action act;
@@ -151,7 +145,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);
-	depot_sack_count(qp, &key, psn);
+	depot_sack_count(qp, &key, psn, sack_count);
 
 	switch (act) {
 	case DEPOT_DELIVER:
@@ -196,12 +190,15 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 }
 
-/* Verified once as a global function (stack and verifier work of its own) */
-__noinline int depot_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p)
+/*
+ * Verified once as a global function (stack and verifier work of its own);
+ * sack_count is lh_config's, which the caller has looked up already.
+ */
+__noinline int depot_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p, __u32 sack_count)
 {
 	if (!p)
 		return XDP_PASS;
-	return depot_xdp_data_do(ctx, p, lh_stats_get());
+	return depot_xdp_data_do(ctx, p, lh_stats_get(), sack_count);
 }
 
 #endif /* LH_BPF_DEPOT_H */

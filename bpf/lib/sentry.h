@@ -96,6 +96,22 @@ static __always_inline void sentry_episode_stop(struct lh_qp *qp)
 }
 
 /*
+ * Whether a resend of an acknowledged PSN is answered with the ACK again (at
+ * most one per LH_ECHO_GAP_US per QP); *ack_psn is then s_una - 1. Under
+ * the lock.
+ */
+static __always_inline bool sentry_echo_due(struct lh_qp *qp, __u64 now, __u32 *ack_psn)
+{
+	__u32 us = (__u32)(now >> 10);
+
+	if (us - qp->s_echo_us <= LH_ECHO_GAP_US)
+		return false;
+	qp->s_echo_us = us;
+	*ack_psn = psn_add(qp->s_una, ROCE_PSN_MASK);
+	return true;
+}
+
+/*
  * The receiver acknowledged PSNs the Sentry never saw leave (a copy that
  * reached it some other way, e.g. before the QP was paired): the NIC's next
  * new PSN cannot be older than that. Under the lock.
@@ -287,16 +303,13 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		if (sentry_is_missing(qp, psn, &outside) || (outside && psn_diff(psn, qp->s_base) >= 0)) {
 			sentry_clear_missing(qp, psn);
 			act = SENTRY_SR_PASS;
-		} else if (psn_diff(psn, qp->s_una) < 0 &&
-			   (__u32)(now >> 10) - qp->s_echo_us > LH_ECHO_GAP_US) {
+		} else if (psn_diff(psn, qp->s_una) < 0 && sentry_echo_due(qp, now, &nak_psn)) {
 			/*
 			 * A go-back-0 NIC restarts the whole message and counts
 			 * its window from there: dropping the replay of what the
 			 * receiver ACKed would stall it until its timer. Its
 			 * peer's ACK, said again, moves it on to the lost PSN.
 			 */
-			qp->s_echo_us = (__u32)(now >> 10);
-			nak_psn = psn_add(qp->s_una, ROCE_PSN_MASK); /* s_una - 1 */
 			act = SENTRY_ACK_ECHO;
 		} else {
 			/* held by the Depot, or delivered already (before s_base) */
@@ -320,13 +333,8 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			 * Sentry says that ACK (one per LH_ECHO_GAP_US) and drops
 			 * the rest. From s_una on, the resend passes.
 			 */
-			if ((__u32)(now >> 10) - qp->s_echo_us > LH_ECHO_GAP_US) {
-				qp->s_echo_us = (__u32)(now >> 10);
-				nak_psn = psn_add(qp->s_una, ROCE_PSN_MASK); /* s_una - 1 */
-				act = SENTRY_ACK_ECHO;
-			} else {
-				act = SENTRY_ACKED_DROP;
-			}
+			act = sentry_echo_due(qp, now, &nak_psn) ? SENTRY_ACK_ECHO :
+								    SENTRY_ACKED_DROP;
 		}
 	}
 	qp->last_rx_ns = now;
@@ -607,7 +615,7 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	m2 = ~lh_report_word(&r, 2) & lh_bits_below(n, 2);
 	m3 = ~lh_report_word(&r, 3) & lh_bits_below(n, 3);
 
-	now = bpf_ktime_get_ns();
+	now = (r.flags & bpf_htons(LH_REPORT_F_SACK)) ? bpf_ktime_get_ns() : 0;
 	bpf_spin_lock(&qp->lock);
 	/* an older report overtaken by a newer one on the WAN says less: ignored */
 	if (!lh_report_seq_newer(bpf_ntohl(r.seq), qp->s_report_seq)) {
@@ -618,8 +626,8 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	}
 	if (r.seq)
 		qp->s_report_seq = bpf_ntohl(r.seq);
-	if (r.flags & bpf_htons(LH_REPORT_F_SACK)) {
-		/* for the agent's silence rule (T/C-SACK: no report within 2T) */
+	if (now) {
+		/* a T/C-SACK report, for the agent's silence rule (no report within 2T) */
 		qp->s_sack_ns = now;
 		qp->s_sack_epsn = epsn;
 	}

@@ -114,99 +114,76 @@ add() { # add CASE METRIC UNIT VALUE BASELINE_CASE RATIO RUNS SPREAD
 		  ratio: $r, runs: $n, spread: $s}')")
 }
 
+ratio() { awk -v g="$1" -v b="$2" 'BEGIN { print (b > 0 ? g / b : 0) }'; }
+
+# matrix PREFIX RTT LOSSES TOPO_EXTRA LHPERF_EXTRA: plain and longhaul at each
+# loss; rows "PREFIX, loss L%, MODE" against PREFIX's lossless plain run
 declare -A res
-for rtt in $RTTS; do
+matrix() {
+	local pre=$1 rtt=$2 losses=$3 l mode r g base
+	local -a tx=($4) mx=($5)
 	for mode in plain longhaul; do
-		[ "$mode" = longhaul ] && { topo "$rtt" 0; agents_up "$rtt"; }
-		for l in $LOSSES; do
-			topo "$rtt" "$l"
-			r=$(measure -D "$SECS" -S 65536)
-			res["$rtt $l $mode"]=$r
-			echo "rtt $rtt loss $l% $mode: $r" >&2
+		[ "$mode" = longhaul ] && { topo "$rtt" 0 "${tx[@]}"; agents_up "$rtt"; }
+		for l in $losses; do
+			topo "$rtt" "$l" "${tx[@]}"
+			r=$(measure -D "$SECS" -S 65536 "${mx[@]}")
+			res["$pre $l $mode"]=$r
+			echo "$pre, loss $l% $mode: $r" >&2
 		done
 		agents_down
 	done
-	base=$(jq .goodput <<<"${res["$rtt 0 plain"]}")
-	for l in $LOSSES; do
+	base=$(jq .goodput <<<"${res["$pre 0 plain"]}")
+	for l in $losses; do
 		for mode in plain longhaul; do
-			r=${res["$rtt $l $mode"]}
+			r=${res["$pre $l $mode"]}
 			g=$(jq .goodput <<<"$r")
-			ratio=$(awk -v g="$g" -v b="$base" 'BEGIN { print (b > 0 ? g / b : 0) }')
-			add "rtt $rtt, loss $l%, $mode" goodput Gb/s "$g" "rtt $rtt, loss 0%, plain" "$ratio" \
-				"$(jq .runs <<<"$r")" "$(jq .spread <<<"$r")"
-			add "rtt $rtt, loss $l%, $mode" "fct p99" us "$(jq '.p99 // 0' <<<"$r")" "" null \
+			add "$pre, loss $l%, $mode" goodput Gb/s "$g" "$pre, loss 0%, plain" \
+				"$(ratio "$g" "$base")" "$(jq .runs <<<"$r")" "$(jq .spread <<<"$r")"
+			add "$pre, loss $l%, $mode" "fct p99" us "$(jq '.p99 // 0' <<<"$r")" "" null \
 				"$(jq .runs <<<"$r")" null
 		done
 	done
-done
+}
 
-if [ "$GB0" = 1 ]; then
-	topo 2ms 0
-	g0=$(RUNS=1 measure -r gb0 -S 4M -n 4)
-	topo 2ms 0 --loss-a2b 'every 256'
-	gp=$(RUNS=1 measure -r gb0 -S 4M -n 4 --stall-time 3000)
-	agents_up 2ms
-	gl=$(RUNS=1 measure -r gb0 -S 4M -n 4)
+# gb0 PREFIX RTT TOPO_EXTRA LHPERF_EXTRA: go-back-0 endpoints, 4 MB messages,
+# lossless, then 1/256 loss without and with longhaul; one run each
+gb0() {
+	local pre=$1 rtt=$2 g0 gp gl b x r g
+	local -a tx=($3) mx=($4)
+	topo "$rtt" 0 "${tx[@]}"
+	g0=$(RUNS=1 measure -r gb0 -S 4M "${mx[@]}")
+	topo "$rtt" 0 "${tx[@]}" --loss-a2b 'every 256'
+	gp=$(RUNS=1 measure -r gb0 -S 4M "${mx[@]}" --stall-time 3000)
+	agents_up "$rtt"
+	gl=$(RUNS=1 measure -r gb0 -S 4M "${mx[@]}")
 	agents_down
-	echo "gb0 lossless $g0, 1/256 plain $gp, 1/256 longhaul $gl" >&2
+	echo "$pre: lossless $g0, 1/256 plain $gp, 1/256 longhaul $gl" >&2
 	b=$(jq .goodput <<<"$g0")
 	for x in "lossless:$g0" "1/256 loss, plain:$gp" "1/256 loss, longhaul:$gl"; do
 		r=${x#*:}
 		g=$(jq .goodput <<<"$r")
-		add "gb0 4 MB, rtt 2ms, ${x%%:*} ($(jq -r .status <<<"$r"))" goodput Gb/s "$g" \
-			"gb0 4 MB, rtt 2ms, lossless (ok)" "$(awk -v g="$g" -v b="$b" 'BEGIN { print (b > 0 ? g / b : 0) }')" 1 null
+		add "$pre, ${x%%:*} ($(jq -r .status <<<"$r"))" goodput Gb/s "$g" "$pre, lossless (ok)" \
+			"$(ratio "$g" "$b")" 1 null
 	done
-fi
+}
+
+for rtt in $RTTS; do
+	matrix "rtt $rtt" "$rtt" "$LOSSES" "" ""
+done
+[ "$GB0" = 1 ] && gb0 "gb0 4 MB, rtt 2ms" 2ms "" "-n 4"
 
 # The shared WAN link: the queue holds every QP's window (no tail drop)
 queue=$((QPS * 128 * 1100 * 2))
 for link in $LINKS; do
 	rtt=${link%%:*}
 	rate=${link#*:}
-	for mode in plain longhaul; do
-		[ "$mode" = longhaul ] && { topo "$rtt" 0 --rate "$rate" --queue "$queue"; agents_up "$rtt"; }
-		for l in $LINK_LOSSES; do
-			topo "$rtt" "$l" --rate "$rate" --queue "$queue"
-			r=$(measure -D "$SECS" -S 65536 --qps "$QPS")
-			res["$link $l $mode"]=$r
-			echo "link $rtt $rate, $QPS QPs, loss $l% $mode: $r" >&2
-		done
-		agents_down
-	done
-	base=$(jq .goodput <<<"${res["$link 0 plain"]}")
-	for l in $LINK_LOSSES; do
-		for mode in plain longhaul; do
-			r=${res["$link $l $mode"]}
-			g=$(jq .goodput <<<"$r")
-			c="$QPS QPs, WAN $rate rtt $rtt, loss $l%, $mode"
-			add "$c" goodput Gb/s "$g" "$QPS QPs, WAN $rate rtt $rtt, loss 0%, plain" \
-				"$(awk -v g="$g" -v b="$base" 'BEGIN { print (b > 0 ? g / b : 0) }')" \
-				"$(jq .runs <<<"$r")" "$(jq .spread <<<"$r")"
-			add "$c" "fct p99" us "$(jq '.p99 // 0' <<<"$r")" "" null "$(jq .runs <<<"$r")" null
-		done
-	done
+	matrix "$QPS QPs, WAN $rate rtt $rtt" "$rtt" "$LINK_LOSSES" "--rate $rate --queue $queue" \
+		"--qps $QPS"
 done
-
 if [ "$GB0" = 1 ] && [ -n "$LINKS" ]; then
 	link=${LINKS%% *}
-	rtt=${link%%:*}
-	rate=${link#*:}
-	topo "$rtt" 0 --rate "$rate" --queue "$queue"
-	g0=$(RUNS=1 measure -r gb0 -S 4M -n 2 --qps 4)
-	topo "$rtt" 0 --rate "$rate" --queue "$queue" --loss-a2b 'every 256'
-	gp=$(RUNS=1 measure -r gb0 -S 4M -n 2 --qps 4 --stall-time 3000)
-	agents_up "$rtt"
-	gl=$(RUNS=1 measure -r gb0 -S 4M -n 2 --qps 4)
-	agents_down
-	echo "gb0 4 QPs WAN $rate: lossless $g0, 1/256 plain $gp, 1/256 longhaul $gl" >&2
-	b=$(jq .goodput <<<"$g0")
-	c="gb0 4 MB, 4 QPs, WAN $rate rtt $rtt"
-	for x in "lossless:$g0" "1/256 loss, plain:$gp" "1/256 loss, longhaul:$gl"; do
-		r=${x#*:}
-		g=$(jq .goodput <<<"$r")
-		add "$c, ${x%%:*} ($(jq -r .status <<<"$r"))" goodput Gb/s "$g" "$c, lossless (ok)" \
-			"$(awk -v g="$g" -v b="$b" 'BEGIN { print (b > 0 ? g / b : 0) }')" 1 null
-	done
+	gb0 "gb0 4 MB, 4 QPs, WAN ${link#*:} rtt ${link%%:*}" "${link%%:*}" \
+		"--rate ${link#*:} --queue $queue" "-n 2 --qps 4"
 fi
 
 printf '%s\n' "${rows[@]}" | jq -s --arg secs "$SECS" --arg runs "$RUNS" --arg qps "$QPS" '{

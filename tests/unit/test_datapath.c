@@ -405,6 +405,22 @@ static void hostpair_overflow(void)
 
 /* ---- Sentry ---- */
 
+/* The sending NIC sends b .. b+n-1 in order through the Sentry; paired after the first */
+static void sentry_sent(const struct dp_flow *fl, uint32_t b, uint32_t n)
+{
+	uint8_t in[9216];
+	struct run r;
+	uint32_t p;
+	size_t len;
+
+	for (p = b; p < b + n; p++) {
+		len = dp_data_frame(fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+		if (p == b)
+			dp_pair(h, fl);
+	}
+}
+
 /*
  * A go-back-0 NIC restarts the whole message after a NAK and counts its
  * window from there: the Sentry answers the replay of PSNs the receiver
@@ -418,15 +434,10 @@ static void sentry_v6_forward(void)
 	uint8_t in[9216], copy[9216];
 	struct run r;
 	size_t len;
-	uint32_t b = 9000, p;
+	uint32_t b = 9000;
 
 	inet_pton(AF_INET6, "fd00::77", &fl.a.v6);
-	for (p = b; p < b + 4; p++) {
-		len = dp_data_frame(&fl, p, in);
-		xdp("lh_dc_xdp", in, len, &r);
-		if (p == b)
-			dp_pair(h, &fl);
-	}
+	sentry_sent(&fl, b, 4);
 	len = dp_ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK | 1, 1, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	memcpy(copy, r.out, r.out_len);
@@ -450,15 +461,10 @@ static void sentry_acked_resend(void)
 	struct run r;
 	size_t len;
 	int64_t c0;
-	uint32_t b = 9000, p;
+	uint32_t b = 9000;
 
 	fl.a.v4.s_addr = htonl(0x0a000a09);
-	for (p = b; p < b + 10; p++) {
-		len = dp_data_frame(&fl, p, in);
-		xdp("lh_dc_xdp", in, len, &r);
-		if (p == b)
-			dp_pair(h, &fl);
-	}
+	sentry_sent(&fl, b, 10);
 	len = dp_ack_frame(&fl, b + 4, 0x1f, 0, 2, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	/* the NIC's timer: it resends from b */
@@ -491,15 +497,10 @@ static void sentry_gb0_echo(void)
 	struct run r;
 	size_t len;
 	int64_t c0;
-	uint32_t b = 7000, p;
+	uint32_t b = 7000;
 
 	fl.a.v4.s_addr = htonl(0x0a000a07);
-	for (p = b; p < b + 10; p++) {
-		len = dp_data_frame(&fl, p, in);
-		xdp("lh_dc_xdp", in, len, &r);
-		if (p == b)
-			dp_pair(h, &fl);
-	}
+	sentry_sent(&fl, b, 10);
 	/* the receiver ACKs up to b+4; then the Depot NACKs b+7 (lost on the WAN) */
 	len = dp_ack_frame(&fl, b + 4, 0x1f, 0, 3, in);
 	xdp("lh_wan_xdp", in, len, &r);
@@ -588,12 +589,7 @@ static void sentry(void)
 
 	/* Depot-NACKs on a fresh QP: b .. b+5 sent in order, b+1 and b+2 lost on the WAN */
 	fl.a.v4.s_addr = htonl(0x0a000a02);
-	for (p = b; p < b + 6; p++) {
-		len = dp_data_frame(&fl, p, in);
-		xdp("lh_dc_xdp", in, len, &r);
-		if (p == b)
-			dp_pair(h, &fl);
-	}
+	sentry_sent(&fl, b, 6);
 
 	/* the Depot reports b+1 and b+2 missing: a Depot-NACK with PSN = its ePSN */
 	len = dp_ack_frame(&fl, b + 1, 0x60, LH_DNACK_MARK | 1, 0, in);

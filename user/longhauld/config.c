@@ -271,7 +271,6 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 	case OPT_SACK_TIME:
 		if (parse_time_us(arg, &c->sack_time_us))
 			goto bad;
-		c->sack_time_set = true;
 		return 0;
 	case OPT_SACK_COUNT:
 		if (parse_u32(arg, 0, 1 << 20, &c->sack_count))

@@ -56,7 +56,6 @@ struct lhd_config {
 	uint32_t qp_idle_s; /* QPs quiet that long are forgotten */
 	/* T/C-SACK (draft-chen-tsvwg-updated-ack): report every T or N packets, 0 off */
 	uint32_t sack_time_us;
-	bool sack_time_set;
 	uint32_t sack_count;
 	bool sack_count_set;
 };

@@ -18,7 +18,7 @@ int lh_dc_xdp(struct xdp_md *ctx)
 
 	if (lh_parse_xdp(ctx, &p) == LH_STAT_ROCE && cfg && (cfg->flags & LH_CFG_SENTRY) &&
 	    lh_is_rc_data(&p))
-		verdict = sentry_xdp_data(ctx, &p);
+		verdict = sentry_xdp_data(ctx, &p, cfg);
 	if (verdict == XDP_PASS)
 		lh_count(st, LH_STAT_PASS);
 	return verdict;

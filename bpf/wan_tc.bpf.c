@@ -5,10 +5,13 @@
  * some PSN it names missing was sent by the NIC already: the copies the
  * Sentry kept of those (every packet of a go-back-N replay) go back out
  * toward the Depot, in PSN order, and the report goes no further.
+ * With gateway recovery (LH_CFG_GATEWAY) the agent re-sends them, paced: it
+ * gets an event (LH_EV_RESEND); the way back is the ACKs' (sentry.h).
  */
 #include "lib/common.h"
 #include "lib/emit.h"
 #include "lib/pool.h"
+#include "lib/qp.h"
 #include "lh_proto.h"
 #include "lib/parsed.h"
 #include "lib/stats.h"
@@ -100,8 +103,14 @@ int lh_wan_in(struct __sk_buff *skb)
 		lh_count(st, LH_STAT_DROP);
 		return TC_ACT_SHOT; /* no copies kept for this QP: the report ends here */
 	}
-	c.r = &r;
 	c.epsn = bpf_ntohl(r.epsn) & ROCE_PSN_MASK;
+	if ((cfg->flags & LH_CFG_GATEWAY) && !(READ_ONCE(c.qp->flags) & LH_QPF_GW_OFF)) {
+		lh_event(LH_EV_RESEND, &key, c.epsn, 0);
+		lh_count(st, LH_STAT_SENTRY_GW_REPORT);
+		lh_count(st, LH_STAT_DROP);
+		return TC_ACT_SHOT;
+	}
+	c.r = &r;
 	c.nbits = bpf_ntohs(r.nbits);
 	c.l2 = p.l3_off;
 	c.now_ms = lh_now_ms();

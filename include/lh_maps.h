@@ -61,6 +61,8 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 #define LH_QPF_REWIND_PENDING 0x100 /* Sentry: a NAK went to the NIC, no replay seen yet */
 #define LH_QPF_NIC_RETRY 0x200 /* Sentry: the NIC is in a retry and ignores NAKs until an ACK */
 #define LH_QPF_NAK_DEFERRED 0x400 /* Sentry: a NAK (s_deferred) is owed to the NIC after that ACK */
+/* Sentry, gateway recovery: no copy could be kept; LR2 recovery until all is ACKed */
+#define LH_QPF_GW_OFF 0x800
 /* Sentry: any of these makes it filter or hold back; the watchdog clears them */
 #define LH_QPF_SENTRY_BUSY \
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \
@@ -103,8 +105,9 @@ struct lh_qp {
 	__u64 last_rx_ns; /* last data packet, for the agent's timers and GC */
 	__u64 last_progress_ns; /* last time d_deliv (Depot), or s_una, s_next or the replay (Sentry) moved */
 	__u64 last_nack_ns; /* last Depot-NACK (Depot) */
-	__u8 wan_peer_mac[6]; /* Depot: MAC the data came from on the WAN side */
-	__u8 wan_mac[6]; /* Depot: our WAN interface's MAC */
+	/* Depot: MAC the data came from on the WAN side; Sentry: that reports came from */
+	__u8 wan_peer_mac[6];
+	__u8 wan_mac[6]; /* our WAN interface's MAC (Depot: from data, Sentry: from reports) */
 	__u32 s_echo_us; /* Sentry: last ACK echoed to a go-back-0 replay (ktime >> 10) */
 	__u32 s_report_seq; /* Sentry: seq of the newest Depot report taken in, 0 none */
 	__u32 d_sack_cnt; /* Depot: data packets since the last count-triggered T/C-SACK */
@@ -221,6 +224,14 @@ struct lh_config {
 
 #define LH_CFG_DEPOT 0x01 /* act as Depot for data arriving from the WAN */
 #define LH_CFG_SENTRY 0x02 /* act as Sentry for data arriving from the DC */
+/*
+ * Sentry, --recovery gateway: a copy of every packet toward the WAN until the
+ * far NIC ACKs it; the agent re-sends what Depot reports name, paced, and
+ * the NIC gets no NAK for WAN loss
+ */
+#define LH_CFG_GATEWAY 0x04
+/* set by the agent while the gateway copies exceed the bound (rate x RTT) */
+#define LH_CFG_GW_FULL 0x08
 
 /* ---- ring buffer events to the agent (lh_events) ---- */
 enum lh_event_type {
@@ -232,6 +243,7 @@ enum lh_event_type {
 	LH_EV_GAP, /* Depot: a gap opened or remains after a release: send a report */
 	LH_EV_NAK_DUE, /* Sentry: the NIC's retry ended: send it the NAK it was owed (psn) */
 	LH_EV_SACK_DUE, /* Depot: sack_count data packets since the last: send a T/C-SACK report */
+	LH_EV_RESEND, /* Sentry, gateway recovery: a report named PSNs it has copies of (psn: ePSN) */
 };
 
 struct lh_event {

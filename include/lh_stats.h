@@ -91,7 +91,10 @@
 	X(SENTRY_REPORT_BAD, sentry_report_bad, "Sentry: malformed message on the report port") \
 	X(SENTRY_REPORT_UNKNOWN, sentry_report_unknown, "Sentry: report for a QP it does not know: passed") \
 	X(SENTRY_REPORT_STALE, sentry_report_stale, "Sentry: report older than one taken in (reordered on the WAN): dropped") \
-	X(SENTRY_RESENT, sentry_resent, "Sentry: missing PSNs re-sent from its own copies")
+	X(SENTRY_RESENT, sentry_resent, "Sentry: missing PSNs re-sent from its own copies") \
+	X(SENTRY_GW_FALLBACK, sentry_gw_fallback, "Sentry, gateway recovery: no room for a copy (pool empty or queue over rate x RTT): that QP recovers the LR2 way until its data is acknowledged") \
+	X(SENTRY_GW_RESUME, sentry_gw_resume, "Sentry, gateway recovery: a QP that fell back is all acknowledged: copies again") \
+	X(SENTRY_GW_REPORT, sentry_gw_report, "Sentry, gateway recovery: report naming PSNs it has copies of, handed to the agent's paced re-send queue")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

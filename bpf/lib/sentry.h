@@ -28,6 +28,14 @@
  *    copies due again are re-sent by the TC program on the WAN interface;
  *  - a plain NAK from the far NIC ends filtering; ACKs free cached copies,
  *    end the NIC's retry and an episode they cover.
+ * Gateway recovery (LH_CFG_GATEWAY, --recovery gateway): every new packet
+ * toward the WAN leaves a copy in the QP's ring until the far NIC ACKs it;
+ * a Depot-NACK for a PSN with a copy goes no further (the NIC never sees a
+ * NAK for WAN loss) and a report naming such PSNs goes to the agent, which
+ * re-sends them from the copies at a preset rate, with no window. A QP that
+ * gets no copy (pool empty, or the copies of all QPs over rate x RTT: the
+ * agent's LH_CFG_GW_FULL) falls back to the LR2 way (LH_QPF_GW_OFF) until
+ * all it sent is acknowledged.
  */
 #ifndef LH_BPF_SENTRY_H
 #define LH_BPF_SENTRY_H
@@ -125,10 +133,11 @@ static __always_inline void sentry_resync(struct lh_qp *qp)
 }
 
 /*
- * Keep a copy of a replayed packet in the QP's ring (CACHED); passed says it
- * goes out now (so a report that still calls it missing may cross it).
+ * Keep a copy of a packet in the QP's ring (CACHED); passed says it is a
+ * re-send going out now (so a report that still calls it missing may cross
+ * it). Returns whether the copy was kept.
  */
-static __always_inline void sentry_cache(struct xdp_md *ctx, const struct lh_parsed *p,
+static __always_inline bool sentry_cache(struct xdp_md *ctx, const struct lh_parsed *p,
 					 struct lh_qp *qp, bool passed, struct lh_stats *st)
 {
 	struct lh_ring *ring = lh_qp_ring(qp);
@@ -136,10 +145,10 @@ static __always_inline void sentry_cache(struct xdp_md *ctx, const struct lh_par
 	struct lh_ring_ent *e;
 
 	if (!ring)
-		return;
+		return false;
 	idx = lh_pool_store(ctx, p, qp->ring, st);
 	if (idx == LH_NO_SLOT)
-		return;
+		return false;
 	if (passed) {
 		struct lh_slot *slot = bpf_map_lookup_elem(&lh_pool, &idx);
 
@@ -158,8 +167,27 @@ static __always_inline void sentry_cache(struct xdp_md *ctx, const struct lh_par
 	}
 	bpf_spin_unlock(&qp->lock);
 	lh_slot_free(old);
-	if (idx != LH_NO_SLOT)
-		lh_count(st, LH_STAT_SENTRY_CACHED);
+	if (idx == LH_NO_SLOT)
+		return false;
+	lh_count(st, LH_STAT_SENTRY_CACHED);
+	return true;
+}
+
+/*
+ * Gateway recovery: keep a copy of a new packet toward the WAN. When none
+ * can be kept the QP recovers the LR2 way until all it sent is ACKed.
+ */
+static __always_inline void sentry_gw_keep(struct xdp_md *ctx, const struct lh_parsed *p,
+					   struct lh_qp *qp, __u32 cfg_flags, struct lh_stats *st)
+{
+	if (READ_ONCE(qp->flags) & LH_QPF_GW_OFF)
+		return;
+	if (!(cfg_flags & LH_CFG_GW_FULL) && sentry_cache(ctx, p, qp, false, st))
+		return;
+	bpf_spin_lock(&qp->lock);
+	qp->flags |= LH_QPF_GW_OFF;
+	bpf_spin_unlock(&qp->lock);
+	lh_count(st, LH_STAT_SENTRY_GW_FALLBACK);
 }
 
 struct sentry_uncache_ctx {
@@ -205,17 +233,16 @@ static __always_inline void sentry_uncache(struct lh_qp *qp, __u32 upto, struct 
 		bpf_loop(LH_RING_SIZE, sentry_uncache_one, &c, 0);
 }
 
-/* Data from the sending NIC (DC ingress) */
+/* Data from the sending NIC (DC ingress); cfg is the gateway's lh_config */
 static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct lh_parsed *p,
-					 struct lh_stats *st)
+					 const struct lh_config *cfg, struct lh_stats *st)
 {
 	__u32 psn = p->psn, nak_psn = 0;
-	struct lh_config *cfg;
 	enum sentry_action act;
 	struct lh_qp_key key;
 	__u64 watchdog_ns;
 	struct lh_qp *qp;
-	bool outside;
+	bool outside, busy;
 	__u64 now;
 	__s32 d;
 
@@ -229,9 +256,9 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		return XDP_PASS;
 	now = bpf_ktime_get_ns();
 	lh_qp_paired(qp, &key);
-	/* only a QP in a recovery can be stuck: the others skip the config lookup */
-	cfg = (READ_ONCE(qp->flags) & LH_QPF_SENTRY_BUSY) ? lh_config_get() : NULL;
-	watchdog_ns = cfg ? (__u64)cfg->watchdog_ms * 1000000 : 0;
+	/* only a QP in a recovery can be stuck */
+	busy = READ_ONCE(qp->flags) & LH_QPF_SENTRY_BUSY;
+	watchdog_ns = busy ? (__u64)cfg->watchdog_ms * 1000000 : 0;
 
 	bpf_spin_lock(&qp->lock);
 	/*
@@ -339,12 +366,14 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);
-	if (!watchdog_ns && cfg && cfg->watchdog_ms)
+	if (busy && !watchdog_ns && cfg->watchdog_ms)
 		lh_count(st, LH_STAT_SENTRY_WATCHDOG);
 
 	switch (act) {
 	case SENTRY_PASS_NEW:
 		lh_count(st, LH_STAT_SENTRY_IN_ORDER);
+		if (cfg->flags & LH_CFG_GATEWAY)
+			sentry_gw_keep(ctx, p, qp, cfg->flags, st);
 		return XDP_PASS;
 	case SENTRY_NACK:
 		if (lh_xdp_make_nak(ctx, p, qp->peer_qpn, nak_psn, qp->msn, 0)) {
@@ -408,7 +437,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	enum sentry_ack_action act = SENTRY_ACK_PASS;
 	__u32 psn = p->psn, len, i, upto = 0;
 	struct lh_qp_key ack_key, dkey;
-	bool cached = false;
+	bool cached = false, resumed = false;
 	__u8 syn = p->syndrome, b4 = p->byte4;
 	__u32 owed = 0;
 	struct lh_qp *qp;
@@ -431,6 +460,9 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 
 	bpf_spin_lock(&qp->lock);
 	qp->msn = p->msn;
+	/* the way back to the Depot: the agent's gateway re-sends take it */
+	__builtin_memcpy(qp->wan_peer_mac, p->smac, 6);
+	__builtin_memcpy(qp->wan_mac, p->dmac, 6);
 	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		upto = psn_add(psn, 1);
 		if (psn_diff(upto, qp->s_una) > 0) {
@@ -458,6 +490,12 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		    !(qp->flags & LH_QPF_NAK_DEFERRED) && !owed) {
 			sentry_episode_stop(qp);
 			act = SENTRY_ACK_END;
+		}
+		/* gateway recovery: all acknowledged, nothing owed, copies again */
+		if ((qp->flags & LH_QPF_GW_OFF) && qp->s_una == qp->s_next &&
+		    !(qp->flags & LH_QPF_SENTRY_BUSY)) {
+			qp->flags &= ~LH_QPF_GW_OFF;
+			resumed = true;
 		}
 	} else if (syn == AETH_NAK_PSN_SEQ_ERROR && (b4 & LH_DNACK_MARK)) {
 		/*
@@ -508,6 +546,8 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		lh_event(LH_EV_NAK_DUE, &dkey, owed, 0);
 	if (upto)
 		sentry_uncache(qp, upto, st);
+	if (resumed)
+		lh_count(st, LH_STAT_SENTRY_GW_RESUME);
 
 	switch (act) {
 	case SENTRY_ACK_FORWARD: {
@@ -580,7 +620,7 @@ static __always_inline __u64 lh_report_word(const struct lh_report *r, __u32 w)
  * operations, no per-PSN loop) and returns XDP_PASS when the NIC has sent
  * some of the missing PSNs already, so that the TC program on the WAN
  * interface looks for copies to re-send and consumes the report; else
- * XDP_DROP.
+ * XDP_DROP. (With gateway recovery the TC program hands them to the agent.)
  */
 static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct lh_parsed *p,
 					 struct lh_stats *st)
@@ -650,11 +690,12 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 }
 
 /* Verified once as a global function (stack and verifier work of its own) */
-__noinline int sentry_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p)
+__noinline int sentry_xdp_data(struct xdp_md *ctx, const struct lh_parsed *p,
+			       const struct lh_config *cfg)
 {
-	if (!p)
+	if (!p || !cfg)
 		return XDP_PASS;
-	return sentry_xdp_data_do(ctx, p, lh_stats_get());
+	return sentry_xdp_data_do(ctx, p, cfg, lh_stats_get());
 }
 
 /* Verified once as a global function (stack and verifier work of its own) */

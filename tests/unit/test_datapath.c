@@ -29,7 +29,7 @@
 #define TC_OK 0
 #define TC_SHOT 2
 #define POOL 64
-#define RINGS 8
+#define RINGS 16
 
 static const char *const objs[] = { "wan_xdp", "dc_xdp", "dc_tc", "wan_tc" };
 static struct lh_harness *h;
@@ -531,6 +531,89 @@ static void sentry_gb0_echo(void)
 	       "gb0: the missing PSN passes");
 }
 
+/* Gateway recovery (--recovery gateway): the gateway's config with or without flags */
+static void gw_config(uint32_t flags)
+{
+	struct lh_config cfg = { .dc_ifindex = (uint32_t)dc_ifindex,
+				 .flags = LH_CFG_DEPOT | LH_CFG_SENTRY | flags };
+	uint32_t zero = 0;
+
+	bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0);
+}
+
+/*
+ * Gateway recovery: a copy of every new packet; a Depot-NACK for one is
+ * absorbed (the NIC never sees it); the report goes to the agent (the TC
+ * program consumes it, re-sends nothing itself); over the bound a QP falls
+ * back, and resumes once all it sent is acknowledged.
+ */
+static void sentry_gateway(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	struct lh_qp qp;
+	size_t len;
+	int64_t c0, c1;
+	uint32_t b = 5000;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(0x0a000a05);
+	gw_config(LH_CFG_GATEWAY);
+	c0 = ctr("sentry_cached");
+	sentry_sent(&fl, b, 6);
+	tap_ok(ctr("sentry_cached") == c0 + 5 && dp_qp_get(h, &fl, &qp) &&
+		       !(qp.flags & LH_QPF_GW_OFF),
+	       "gateway: each new packet toward the WAN leaves a copy (5 after the QP's first)");
+
+	len = dp_ack_frame(&fl, b + 1, 0x1f, 0, 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(dp_qp_get(h, &fl, &qp) && !memcmp(qp.wan_peer_mac, in + 6, 6) &&
+		       !memcmp(qp.wan_mac, in, 6),
+	       "gateway: an ACK from the WAN gives the QP the way back (MACs) for the agent's re-sends");
+
+	len = dp_ack_frame(&fl, b + 3, 0x60, LH_DNACK_MARK, 1, in);
+	c0 = ctr("sentry_dnack_absorb");
+	c1 = ctr("sentry_dnack_forward");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1 &&
+		       ctr("sentry_dnack_forward") == c1,
+	       "gateway: a Depot-NACK for a PSN with a copy goes no further: the NIC never hears of the WAN loss");
+
+	len = dp_report_frame(&fl, b + 3, 3, 1u << 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = r.verdict == XDP_PASS_;
+	captured();
+	c0 = ctr("sentry_gw_report");
+	c1 = ctr("sentry_resent");
+	tc("lh_wan_in", in, len, &r);
+	tap_ok(ok && r.verdict == TC_SHOT && captured() == 0 && ctr("sentry_gw_report") == c0 + 1 &&
+		       ctr("sentry_resent") == c1,
+	       "gateway: the report naming them goes to the agent's paced queue; the TC program re-sends nothing");
+
+	gw_config(LH_CFG_GATEWAY | LH_CFG_GW_FULL);
+	c0 = ctr("sentry_gw_fallback");
+	c1 = ctr("sentry_cached");
+	sentry_sent(&fl, b + 6, 1);
+	tap_ok(ctr("sentry_gw_fallback") == c0 + 1 && ctr("sentry_cached") == c1 &&
+		       dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_GW_OFF),
+	       "gateway: over the bound (the agent's GW_FULL) no copy: the QP falls back to LR2, counted");
+	gw_config(LH_CFG_GATEWAY);
+	len = dp_ack_frame(&fl, b + 6, 0x1f, 0, 2, in);
+	c0 = ctr("sentry_gw_resume");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = ctr("sentry_gw_resume") == c0 + 1 && dp_qp_get(h, &fl, &qp) &&
+	     !(qp.flags & LH_QPF_GW_OFF);
+	c1 = ctr("sentry_cached");
+	sentry_sent(&fl, b + 7, 1);
+	tap_ok(ok && ctr("sentry_cached") == c1 + 1,
+	       "gateway: all acknowledged: the QP copies again (resume counted)");
+	/* its copy back to the pool: the tests after this one count free slots */
+	len = dp_ack_frame(&fl, b + 7, 0x1f, 0, 3, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	gw_config(0);
+}
+
 static void sentry(void)
 {
 	struct dp_flow fl = f4;
@@ -764,6 +847,7 @@ int main(void)
 	sentry_gb0_echo();
 	sentry_acked_resend();
 	sentry_v6_forward();
+	sentry_gateway();
 	pairing_in_bpf();
 	depot_unpaired();
 	depot_pool_full();

@@ -29,6 +29,20 @@
 
 #define MAX_SCAN 65536 /* QPs looked at per timer tick */
 #define SILENCE_SLOTS 4096
+#define PACE_US 100 /* gateway re-sends: the pacer's period */
+
+/* Gateway recovery: one PSN to re-send from its copy */
+struct gw_req {
+	struct lh_qp_key k;
+	uint32_t ring, psn;
+};
+
+/* ... and per ring position, what became of the last one (the re-send guard) */
+struct gw_mark {
+	uint32_t psn;
+	uint32_t ms; /* when it was re-sent; GW_QUEUED while in the queue */
+};
+#define GW_QUEUED UINT32_MAX
 
 struct agent {
 	const struct lhd_config *cfg;
@@ -45,6 +59,16 @@ struct agent {
 	/* Sentry: the last silence NAK per QP, by a hash of its key (a rate limit) */
 	uint64_t silence_ns[SILENCE_SLOTS];
 	uint32_t report_seq;
+	/* Sentry, gateway recovery: the re-send queue (FIFO) and its pacer */
+	int pool_fd, config_fd, pace_fd;
+	struct gw_req *gwq;
+	uint32_t gwq_cap, gwq_head, gwq_len;
+	struct gw_mark *gw_marks; /* rings x LH_RING_SIZE */
+	double gw_tokens; /* bytes the pacer may send now */
+	uint64_t gw_pace_ns; /* when the tokens were last topped up */
+	bool gw_pacing, gw_full;
+	struct lh_slot *slot_buf;
+	struct lh_ring *ring_buf;
 };
 
 static uint64_t now_ns(void)
@@ -361,6 +385,168 @@ static int kick(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp 
 	return 0;
 }
 
+/* ---- Sentry, gateway recovery: re-sends from the copies, paced ---- */
+
+static void gw_pace_arm(struct agent *ag, bool on)
+{
+	struct itimerspec its = { 0 };
+
+	if (on == ag->gw_pacing)
+		return;
+	if (on) {
+		its.it_interval.tv_nsec = PACE_US * 1000;
+		its.it_value = its.it_interval;
+		ag->gw_pace_ns = now_ns();
+		ag->gw_tokens = 0;
+	}
+	timerfd_settime(ag->pace_fd, 0, &its, NULL);
+	ag->gw_pacing = on;
+}
+
+/*
+ * Queue psn of QP k (ring) for a re-send, unless it is queued already or
+ * went out less than the guard time ago (a WAN round trip: still on its way).
+ */
+static void gw_enqueue(struct agent *ag, const struct lh_qp_key *k, uint32_t ring, uint32_t psn,
+		       uint32_t now_ms, uint32_t guard_ms)
+{
+	struct gw_mark *m = &ag->gw_marks[(size_t)ring * LH_RING_SIZE + (psn & LH_RING_MASK)];
+	struct gw_req *r;
+
+	if (m->psn == psn && (m->ms == GW_QUEUED || now_ms - m->ms < guard_ms))
+		return;
+	if (ag->gwq_len == ag->gwq_cap) {
+		ag->st.gw_queue_full++;
+		return;
+	}
+	r = &ag->gwq[(ag->gwq_head + ag->gwq_len++) % ag->gwq_cap];
+	r->k = *k;
+	r->ring = ring;
+	r->psn = psn;
+	m->psn = psn;
+	m->ms = GW_QUEUED;
+	ag->st.gw_queued++;
+	gw_pace_arm(ag, true);
+}
+
+static uint32_t now_ms(void)
+{
+	uint32_t ms = (uint32_t)(now_ns() / 1000000);
+
+	return ms ? ms : 1; /* as lh_now_ms() */
+}
+
+/* A report named PSNs the Sentry has copies of (LH_EV_RESEND): queue them */
+static void gw_collect(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
+{
+	uint32_t i, psn, now = now_ms(), guard = ag->cfg->wan_rtt_us / 1000 + 1;
+	struct lh_ring ring;
+
+	if (qp->ring >= ag->cfg->rings || bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring))
+		return;
+	for (i = 0; i < LH_SR_WORDS * 64; i++) {
+		if (!(qp->s_missing[i / 64] & (1ull << (i % 64))))
+			continue;
+		psn = psn_add(qp->s_base, i);
+		if (psn_diff(psn, qp->s_next) >= 0)
+			break; /* not sent yet */
+		if (ring.ent[psn & LH_RING_MASK].tag == LH_TAG(LH_SLOT_CACHED, psn))
+			gw_enqueue(ag, k, qp->ring, psn, now, guard);
+	}
+}
+
+/*
+ * Re-send one queued PSN from its copy, out of the WAN interface toward the
+ * Depot (the MACs the reports came with). Returns the bytes sent, 0 when
+ * it was acknowledged meanwhile or its copy is gone.
+ */
+static size_t gw_send(struct agent *ag, const struct gw_req *r)
+{
+	struct gw_mark *m = &ag->gw_marks[(size_t)r->ring * LH_RING_SIZE + (r->psn & LH_RING_MASK)];
+	struct lh_slot *slot = ag->slot_buf;
+	uint8_t frame[14 + LH_SLOT_DATA];
+	struct lh_ring_ent e;
+	struct lh_qp qp;
+	uint32_t idx;
+	size_t len;
+
+	if (m->psn == r->psn && m->ms == GW_QUEUED)
+		m->ms = 0;
+	if (bpf_map_lookup_elem(ag->qp_fd, &r->k, &qp) || qp.ring != r->ring ||
+	    psn_diff(r->psn, qp.s_una) < 0)
+		goto stale;
+	/* one entry of the ring: where the copy is */
+	if (bpf_map_lookup_elem(ag->ring_fd, &r->ring, ag->ring_buf))
+		goto stale;
+	e = ag->ring_buf->ent[r->psn & LH_RING_MASK];
+	if (e.tag != LH_TAG(LH_SLOT_CACHED, r->psn))
+		goto stale;
+	idx = e.slot;
+	if (bpf_map_lookup_elem(ag->pool_fd, &idx, slot) || slot->psn != r->psn ||
+	    slot->ring != r->ring || !slot->len || slot->len > LH_SLOT_DATA)
+		goto stale;
+	memcpy(frame, qp.wan_peer_mac, 6);
+	memcpy(frame + 6, qp.wan_mac, 6);
+	frame[12] = (qp.flags & LH_QPF_IPV6) ? 0x86 : 0x08;
+	frame[13] = (qp.flags & LH_QPF_IPV6) ? 0xdd : 0x00;
+	memcpy(frame + 14, slot->data, slot->len);
+	len = 14 + slot->len;
+	if (send_frame(ag, frame, len))
+		return 0;
+	m->psn = r->psn;
+	m->ms = now_ms();
+	ag->st.gw_resent++;
+	return len;
+stale:
+	ag->st.gw_stale++;
+	return 0;
+}
+
+/* The pacer: send from the queue at --resend-rate, no window */
+static void gw_pace(struct agent *ag)
+{
+	uint64_t now = now_ns();
+	double rate = (double)ag->cfg->resend_rate_bps / 8 / 1e9; /* bytes per ns */
+	double burst = rate * PACE_US * 2000; /* two periods' worth */
+
+	ag->gw_tokens += rate * (double)(now - ag->gw_pace_ns);
+	ag->gw_pace_ns = now;
+	if (burst < 2 * (14 + LH_SLOT_DATA))
+		burst = 2 * (14 + LH_SLOT_DATA);
+	if (ag->gw_tokens > burst)
+		ag->gw_tokens = burst;
+	while (ag->gwq_len && ag->gw_tokens > 0) {
+		struct gw_req r = ag->gwq[ag->gwq_head];
+
+		ag->gwq_head = (ag->gwq_head + 1) % ag->gwq_cap;
+		ag->gwq_len--;
+		ag->gw_tokens -= (double)gw_send(ag, &r);
+	}
+	if (!ag->gwq_len)
+		gw_pace_arm(ag, false);
+}
+
+/*
+ * Each tick: the copies of all QPs in gateway recovery (what their NICs
+ * sent and the far NICs have not ACKed) against the bound, rate x RTT.
+ * Over it, the programs keep no new copy (LH_CFG_GW_FULL): those QPs fall
+ * back to LR2 recovery.
+ */
+static void gw_bound(struct agent *ag, uint64_t copies)
+{
+	struct lh_config c;
+	uint32_t zero = 0;
+	bool full = copies > ag->cfg->gw_bound_pkts;
+
+	if (full)
+		ag->st.gw_full_ticks++;
+	if (full == ag->gw_full || bpf_map_lookup_elem(ag->config_fd, &zero, &c))
+		return;
+	c.flags = full ? (c.flags | LH_CFG_GW_FULL) : (c.flags & ~LH_CFG_GW_FULL);
+	if (!bpf_map_update_elem(ag->config_fd, &zero, &c, BPF_EXIST))
+		ag->gw_full = full;
+}
+
 /* ---- the ring buffer ---- */
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -391,6 +577,10 @@ static int on_event(void *ctx, void *data, size_t size)
 	case LH_EV_SACK_DUE:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
 			send_sack(ag, &k, &qp, now_ns());
+		break;
+	case LH_EV_RESEND:
+		if (ag->gwq && !bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
+			gw_collect(ag, &k, &qp);
 		break;
 	case LH_EV_NAK_DUE:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
@@ -478,6 +668,9 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
  * Depot last said it delivered (or the receiver's ACK point, if later): it
  * resends from there, which either fills the tail or, if everything
  * arrived, only acknowledges it. At most one per QP per 2T + RTT.
+ * With gateway recovery the Sentry does what the draft says instead: it
+ * re-sends the last packet from its copy (the Depot then sees any gap
+ * before it), and the NIC hears nothing.
  */
 static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
 			   uint64_t now, uint64_t sack_ns)
@@ -499,6 +692,18 @@ static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const st
 	if (psn_diff(qp->s_next, psn) < 0)
 		return;
 	*last = now;
+	if (ag->gwq && !(qp->flags & LH_QPF_GW_OFF) && qp->ring < ag->cfg->rings &&
+	    !bpf_map_lookup_elem(ag->ring_fd, &qp->ring, ag->ring_buf)) {
+		uint32_t tail = psn_add(qp->s_next, ROCE_PSN_MASK);
+
+		if (ag->ring_buf->ent[tail & LH_RING_MASK].tag == LH_TAG(LH_SLOT_CACHED, tail)) {
+			pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us: re-send the last, %u\n",
+				 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), tail);
+			gw_enqueue(ag, k, qp->ring, tail, now_ms(), 1);
+			ag->st.gw_tail_resends++;
+			return;
+		}
+	}
 	pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us, data outstanding (%u..%u): NAK %u\n",
 		 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), qp->s_una, qp->s_next,
 		 psn);
@@ -515,6 +720,7 @@ static void tick(struct agent *ag)
 	struct lh_qp_key k, cur, *prev = NULL;
 	struct lh_qp_key gone[64];
 	int nr_gone = 0, scanned = 0, i;
+	uint64_t copies = 0;
 	struct lh_qp qp;
 
 	while (scanned++ < MAX_SCAN && !bpf_map_get_next_key(ag->qp_fd, prev, &cur)) {
@@ -529,6 +735,9 @@ static void tick(struct agent *ag)
 		}
 		if ((qp.flags & LH_QPF_SENTRY) && sack_ns)
 			sentry_silence(ag, &cur, &qp, now, sack_ns);
+		if ((qp.flags & (LH_QPF_SENTRY | LH_QPF_GW_OFF)) == LH_QPF_SENTRY &&
+		    psn_diff(qp.s_next, qp.s_una) > 0)
+			copies += (uint64_t)psn_diff(qp.s_next, qp.s_una);
 		if (!(qp.flags & LH_QPF_DEPOT) || qp.ring >= cfg->rings)
 			continue;
 		/* T/C-SACK, time trigger: a QP that received data since its last report */
@@ -553,6 +762,8 @@ static void tick(struct agent *ag)
 	for (i = 0; i < nr_gone; i++)
 		if (!bpf_map_lookup_elem(ag->qp_fd, &gone[i], &qp))
 			forget_qp(ag, &gone[i], &qp);
+	if (ag->gwq)
+		gw_bound(ag, copies);
 }
 
 static int open_wan_io(struct agent *ag)
@@ -582,7 +793,7 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 {
 	struct itimerspec its = { 0 };
 	struct ring_buffer *rb = NULL;
-	struct agent ag = { .cfg = cfg, .dp = dp };
+	struct agent ag = { .cfg = cfg, .dp = dp, .pace_fd = -1 };
 	struct epoll_event ev = { .events = EPOLLIN };
 	int ep = -1, tfd = -1, rc = EXIT_KERNEL;
 	uint64_t ticks;
@@ -604,6 +815,20 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.sack_rx_ns = calloc(cfg->rings, sizeof(*ag.sack_rx_ns));
 	if (!ag.nacked_ns || !ag.sack_ns || !ag.sack_rx_ns)
 		goto out;
+	ag.ring_buf = malloc(sizeof(*ag.ring_buf));
+	if (!ag.ring_buf)
+		goto out;
+	if (cfg->gateway) {
+		ag.pool_fd = lhd_map_fd(dp, "lh_pool");
+		ag.config_fd = lhd_map_fd(dp, "lh_config");
+		ag.gwq_cap = cfg->gw_bound_pkts;
+		ag.gwq = calloc(ag.gwq_cap, sizeof(*ag.gwq));
+		ag.gw_marks = calloc((size_t)cfg->rings * LH_RING_SIZE, sizeof(*ag.gw_marks));
+		ag.slot_buf = malloc(sizeof(*ag.slot_buf));
+		ag.pace_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (!ag.gwq || !ag.gw_marks || !ag.slot_buf || ag.pace_fd < 0)
+			goto out;
+	}
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
 	ag.report_seq = (uint32_t)(now_ns() >> 10) | 1;
 	if (open_wan_io(&ag) || open_dc_io(&ag)) {
@@ -627,6 +852,12 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
 	ev.data.fd = ring_buffer__epoll_fd(rb);
 	epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	if (ag.pace_fd >= 0) {
+		ev.data.fd = ag.pace_fd;
+		epoll_ctl(ep, EPOLL_CTL_ADD, ag.pace_fd, &ev);
+		pr_debug("agent: gateway recovery, re-sends paced at %llu bit/s, copies bound %u\n",
+			 (unsigned long long)cfg->resend_rate_bps, cfg->gw_bound_pkts);
+	}
 	pr_debug("agent: tick %u us, Depot-NACK retry after %u us\n", cfg->tick_us,
 		 cfg->nack_timeout_us);
 
@@ -640,6 +871,9 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 			if (out[i].data.fd == tfd) {
 				if (read(tfd, &ticks, sizeof(ticks)) > 0)
 					tick(&ag);
+			} else if (out[i].data.fd == ag.pace_fd) {
+				if (read(ag.pace_fd, &ticks, sizeof(ticks)) > 0)
+					gw_pace(&ag);
 			} else {
 				ring_buffer__consume(rb);
 			}
@@ -651,6 +885,13 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
 		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
 		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten);
+	if (cfg->gateway)
+		pr_info("agent: gateway recovery: %llu re-sends queued, %llu sent, %llu stale, "
+			"%llu not queued (queue full), %llu tail re-sends, %llu ticks over the bound\n",
+			(unsigned long long)ag.st.gw_queued, (unsigned long long)ag.st.gw_resent,
+			(unsigned long long)ag.st.gw_stale, (unsigned long long)ag.st.gw_queue_full,
+			(unsigned long long)ag.st.gw_tail_resends,
+			(unsigned long long)ag.st.gw_full_ticks);
 	rc = EXIT_OK;
 out:
 	if (ep >= 0)
@@ -660,6 +901,12 @@ out:
 	ring_buffer__free(rb);
 	lh_pktio_close(ag.wan_io);
 	lh_pktio_close(ag.dc_io);
+	if (ag.pace_fd >= 0)
+		close(ag.pace_fd);
+	free(ag.gwq);
+	free(ag.gw_marks);
+	free(ag.slot_buf);
+	free(ag.ring_buf);
 	free(ag.nacked_ns);
 	free(ag.sack_ns);
 	free(ag.sack_rx_ns);

@@ -36,6 +36,8 @@ enum {
 	OPT_QP_IDLE,
 	OPT_SACK_TIME,
 	OPT_SACK_COUNT,
+	OPT_RECOVERY,
+	OPT_RESEND_RATE,
 	OPT_CONFIG,
 };
 
@@ -59,6 +61,8 @@ static const struct option long_opts[] = {
 	{ "qp-idle", required_argument, NULL, OPT_QP_IDLE },
 	{ "sack-time", required_argument, NULL, OPT_SACK_TIME },
 	{ "sack-count", required_argument, NULL, OPT_SACK_COUNT },
+	{ "recovery", required_argument, NULL, OPT_RECOVERY },
+	{ "resend-rate", required_argument, NULL, OPT_RESEND_RATE },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -95,6 +99,13 @@ void lhd_usage(FILE *f)
 		"                      TIME; the Sentry NAKs data outstanding with no report\n"
 		"                      for 2 x TIME (default 0: off; try wan-rtt / 2)\n"
 		"  --sack-count N      ... and every N data packets (default 64 with --sack-time)\n"
+		"  --recovery MODE     Sentry's recovery of WAN loss: lr2 (default): the NIC\n"
+		"                      rewinds and the Sentry filters its replay; gateway: the\n"
+		"                      Sentry keeps a copy of each packet until it is ACKed and\n"
+		"                      re-sends what the Depot misses itself, paced, no NIC NAK\n"
+		"                      (copies bounded by resend-rate x wan-rtt; over it, or with\n"
+		"                      the pool empty, a QP falls back to lr2 until all is ACKed)\n"
+		"  --resend-rate RATE  gateway recovery: pace of the re-sends (default wan-rate)\n"
 		"  --verify-icrc       observe mode: recompute every ICRC, count bad ones\n"
 		"  --keep-pins         leave the pinned maps and the lock file after exit\n"
 		"                      (post-mortem reading with longhaul status/stats)\n"
@@ -277,6 +288,18 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 			goto bad;
 		c->sack_count_set = true;
 		return 0;
+	case OPT_RECOVERY:
+		if (!strcmp(arg, "lr2"))
+			c->gateway = false;
+		else if (!strcmp(arg, "gateway"))
+			c->gateway = true;
+		else
+			goto bad;
+		return 0;
+	case OPT_RESEND_RATE:
+		if (parse_rate(arg, &c->resend_rate_bps) || !c->resend_rate_bps)
+			goto bad;
+		return 0;
 	case OPT_QP_IDLE:
 		if (parse_time_us(arg, &t) || t < 1000000)
 			goto bad;
@@ -381,7 +404,7 @@ static void defaults(struct lhd_config *c)
 /* What follows from the others: pin directory, pool size, timers */
 static int derive(struct lhd_config *c)
 {
-	uint64_t bdp_pkts;
+	uint64_t bdp_pkts, gw_pkts;
 
 	if (c->pin_dir[0] && c->instance[0]) {
 		pr_warn("--pin-dir and --instance both name the pin directory: give one\n");
@@ -411,15 +434,28 @@ static int derive(struct lhd_config *c)
 	}
 	if (!c->rings || c->rings > c->max_qps)
 		c->rings = c->max_qps;
+	if (c->gateway && (c->mode != MODE_LR2 || !c->sentry)) {
+		pr_warn("--recovery gateway is the Sentry's: it needs lr2 mode and the sentry role\n");
+		return -EINVAL;
+	}
+	if (!c->resend_rate_bps)
+		c->resend_rate_bps = c->wan_rate_bps;
+	/* gateway recovery: the copies of all QPs, at most rate x RTT (in 1 KiB packets), and
+	 * at least one NIC's window (128 PSNs): below that a lone QP would fall back */
+	gw_pkts = c->resend_rate_bps / 8 * c->wan_rtt_us / 1000000 / 1024;
+	if (gw_pkts < 128)
+		gw_pkts = 128;
 	if (!c->pool_slots) {
-		/* held + backup packets in flight: twice the long haul's BDP in 1 KiB packets */
+		/* held + backup packets in flight: twice the long haul's BDP in 1 KiB packets,
+		 * and the gateway copies on top */
 		bdp_pkts = c->wan_rate_bps / 8 * c->wan_rtt_us / 1000000 / 1024;
-		c->pool_slots = (uint32_t)(2 * bdp_pkts);
+		c->pool_slots = (uint32_t)(2 * bdp_pkts + (c->gateway ? gw_pkts : 0));
 		if (c->pool_slots < 1024)
 			c->pool_slots = 1024;
 		if (c->pool_slots > 262144)
 			c->pool_slots = 262144;
 	}
+	c->gw_bound_pkts = gw_pkts > c->pool_slots ? c->pool_slots : (uint32_t)gw_pkts;
 	if (!c->nack_timeout_us)
 		c->nack_timeout_us = c->wan_rtt_us * 3 / 2 + 1000;
 	c->release_watchdog_us = 2000;

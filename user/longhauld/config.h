@@ -58,6 +58,10 @@ struct lhd_config {
 	uint32_t sack_time_us;
 	uint32_t sack_count;
 	bool sack_count_set;
+	/* Sentry recovery of WAN loss: LR2 (the NIC rewinds) or gateway (paced re-sends) */
+	bool gateway;
+	uint64_t resend_rate_bps; /* gateway: the re-sends' pace (default wan_rate_bps) */
+	uint32_t gw_bound_pkts; /* gateway: copies of all QPs at most rate x RTT, in 1 KiB packets */
 };
 
 /* Defaults, then the config file (--config), then the command line; 0 or EXIT_USAGE */

@@ -284,7 +284,8 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	struct lh_config bc = {
 		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
 		.wan_ifindex = (uint32_t)cfg->wan.ifindex,
-		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0),
+		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0) |
+			 (cfg->gateway ? LH_CFG_GATEWAY : 0),
 		/* a copy that went out within a WAN round trip is in flight, not lost */
 		.resend_guard_ms = cfg->wan_rtt_us / 1000 + 1,
 		.watchdog_ms = cfg->sentry_watchdog_ms,

@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Gateway recovery (issue 6, --recovery gateway): the Sentry keeps a copy of
+# every packet toward the WAN until the far NIC ACKs it, and its agent
+# re-sends exactly the PSNs the Depot's reports name, paced (--resend-rate),
+# with no window. The sending NIC never hears of a WAN loss: no NAK, no
+# rewind. With T/C-SACK on, silence for 2T makes the Sentry re-send the last
+# packet (the draft's rule), so a tail loss costs about RTT + 2T. A QP that
+# gets no copy (pool empty, or copies over rate x RTT) falls back to the LR2
+# way until all it sent is ACKed. Every transfer is verified byte for byte.
+
+load helpers
+load lr2-helpers
+
+LR2_GW=(--pool-slots 16384 --recovery gateway --sack-time 1ms)
+
+setup_file() {
+	lr2_require
+	lh_topo_up two-dc --rtt 2ms --match roce
+	lr2_agents_up "${LR2_GW[@]}"
+}
+
+teardown_file() {
+	lr2_agents_down || true
+	lh_cleanup
+}
+
+setup() {
+	lr2_require
+}
+
+# the sending NIC heard of no WAN loss, and the gateway re-sent from copies
+nic_never_rewound() {
+	jq_assert "$LR2_C" '.naks_received == 0 and .rewinds == 0 and .timeouts == 0'
+	[ "$(lr2_ctr a sentry_dnack_forward)" -eq 0 ]
+	[ "$(lr2_ctr a sentry_gw_fallback)" -eq 0 ]
+}
+
+# WAN loss both ways (a2b data, b2a reports, Depot-NACKs and ACKs)
+gw_loss() {
+	lh_topo_up two-dc --rtt 2ms --match all --seed "$2" --loss-a2b "$1" --loss-b2a "${3:-$1}"
+	lr2_xfer -S 65536 -n "${4:-200}"
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	nic_never_rewound
+	[ "$(jq_get "$LR2_W" .a2b.lost)" -gt 0 ]
+	[ "$(lr2_ctr b depot_held)" -gt 0 ]
+	[ "$(lr2_ctr a sentry_gw_report)" -gt 0 ]
+	# every new packet left a copy, and the far NIC's ACKs freed them all
+	[ "$(lr2_ctr a sentry_cached)" -ge "$(lr2_ctr a sentry_in_order)" ]
+}
+
+@test "gateway, lossless: a copy of every packet, all freed by the ACKs, nothing re-sent" {
+	lr2_xfer -S 65536 -n 100
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	nic_never_rewound
+	local n
+	n=$(jq_get "$LR2_C" .packets_sent)
+	[ "$(lr2_ctr a sentry_cached)" -eq "$(lr2_ctr a sentry_in_order)" ]
+	[ "$(lr2_ctr a sentry_uncached)" -eq "$(lr2_ctr a sentry_cached)" ]
+	[ "$(lr2_ctr a sentry_gw_report)" -eq 0 ]
+	[ "$(jq_get "$LR2_W" .a2b.matched)" -eq "$n" ]
+}
+
+@test "gateway, WAN random loss 0.1% both ways: the NIC never rewinds, the receiver never sees a gap" {
+	gw_loss 'random 0.1%' 61 'random 0.1%' 400
+}
+
+@test "gateway, WAN random loss 1% both ways" {
+	gw_loss 'random 1%' 62
+}
+
+@test "gateway, WAN random loss 5% both ways" {
+	gw_loss 'random 5%' 63
+}
+
+@test "gateway, WAN Gilbert-Elliott bursts (mean burst 5)" {
+	gw_loss 'gemodel 1% 20%' 64 'random 0.1%'
+}
+
+@test "gateway, lost reports and Depot-NACKs (b2a 10%, a2b 1%)" {
+	gw_loss 'random 1%' 65 'random 10%'
+	[ "$(jq_get "$LR2_W" .b2a.lost)" -gt 0 ]
+}
+
+@test "gateway, IPv6 under 1% WAN loss" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 66 --loss-a2b 'random 1%'
+	lr2_xfer -S 65536 -n 100 "$LR2_DST6"
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	nic_never_rewound
+	[ "$(lr2_ctr a sentry_gw_report)" -gt 0 ]
+}
+
+# tail loss: the last packets of a message, which no later packet reveals
+gw_tail() {
+	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b "psn $1"
+	lr2_xfer --psn 1000 -S 65536 -n 1
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	nic_never_rewound
+	# within RTT + 2T + slack, not the NIC's 67 ms timer
+	jq_assert "$LR2_C" '.fct_us.max < 30000'
+}
+
+@test "gateway, tail loss of the last packet: the Sentry re-sends it after 2T of silence, no NAK" {
+	gw_tail 1063
+}
+
+@test "gateway, tail loss of the last 8 packets: the re-sent last one shows the Depot the rest" {
+	gw_tail 1056-1063
+	[ "$(lr2_ctr b depot_nack)" -gt 0 ]
+}
+
+@test "gateway, go-back-0 endpoints, every 256th frame lost: no NIC restarts a message" {
+	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'every 256'
+	lr2_xfer -r gb0 -S 4M -n 2
+	lr2_show
+	lr2_ok
+	receiver_saw_no_gap
+	nic_never_rewound
+	jq_assert "$LR2_C" '.retransmitted_packets == 0'
+}
+
+@test "gateway, 8 QPs, copies over rate x RTT: some QPs fall back to LR2 and resume, data intact" {
+	# --resend-rate 100mbit at 2 ms: a bound of 128 copies, less than 8 windows
+	lr2_agents_down
+	lr2_agents_up --pool-slots 16384 --recovery gateway --resend-rate 100mbit
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 67 --loss-a2b 'random 1%'
+	lr2_xfer -q 8 -S 65536 -n 20
+	lr2_show
+	lr2_agents_down
+	grep "gateway recovery:" "$BATS_FILE_TMPDIR/gwa.log" | tail -1
+	grep -Eq "gateway recovery: .* [1-9][0-9]* ticks over the bound" "$BATS_FILE_TMPDIR/gwa.log"
+	lr2_agents_up "${LR2_GW[@]}"
+	lr2_ok
+	receiver_saw_no_gap
+	[ "$(lr2_ctr a sentry_gw_fallback)" -gt 0 ]
+	[ "$(lr2_ctr a sentry_gw_resume)" -gt 0 ]
+}
+
+@test "gateway, pool far too small: QPs fall back to LR2 (counted), the transfer completes" {
+	lr2_agents_down
+	lr2_agents_up --pool-slots 64 --recovery gateway
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 68 --loss-a2b 'random 1%'
+	lr2_xfer -S 65536 -n 50
+	lr2_show
+	lr2_agents_down
+	lr2_agents_up "${LR2_GW[@]}"
+	lr2_ok
+	[ "$(lr2_ctr a sentry_gw_fallback)" -gt 0 ]
+}
+
+@test "gateway: the Sentry's agent says on exit what it re-sent, paced" {
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 69 --loss-a2b 'random 1%'
+	lr2_xfer -S 65536 -n 100
+	lr2_ok
+	lr2_agents_down
+	grep "gateway recovery:" "$BATS_FILE_TMPDIR/gwa.log" | tail -1
+	grep -Eq "gateway recovery: [1-9][0-9]* re-sends queued, [1-9][0-9]* sent" "$BATS_FILE_TMPDIR/gwa.log"
+	lr2_agents_up "${LR2_GW[@]}"
+}

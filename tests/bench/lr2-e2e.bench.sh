@@ -61,13 +61,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# agents_up RTT: longhauld on both gateways, until both run
+# agents_up RTT [LONGHAULD OPTIONS]: longhauld on both gateways, until both run
 agents_up() {
 	local g i
 	for g in gwa gwb; do
 		# nsenter execs longhauld: $! is the agent itself (a function would fork)
 		nsenter --net="/var/run/netns/$P-$g" -- "$BIN/longhauld" --dc dc --wan wan \
-			--instance "$P-$g" --wan-rtt "$1" --pool-slots 16384 >"$TMP/$g.log" 2>&1 &
+			--instance "$P-$g" --wan-rtt "$1" --pool-slots 16384 "${@:2}" >"$TMP/$g.log" 2>&1 &
 		AGENTS+=($!)
 	done
 	for g in gwa gwb; do
@@ -92,7 +92,7 @@ xfer() {
 	local srv=$! out
 	out=$(ex src timeout 90 "$BIN/lhperf" --json --connect-timeout 10 "$@" 10.2.0.10 2>/dev/null) || true
 	wait "$srv" 2>/dev/null || true
-	jq -c '{status, goodput: .goodput_gbps, p50: .fct_us.p50, p99: .fct_us.p99,
+	jq -c '{status, goodput: .goodput_gbps, bytes, p50: .fct_us.p50, p99: .fct_us.p99,
 		retx: .retransmitted_packets, timeouts}' <<<"${out:-{\}}" 2>/dev/null ||
 		echo '{"status":"error","goodput":0}'
 }
@@ -116,14 +116,26 @@ add() { # add CASE METRIC UNIT VALUE BASELINE_CASE RATIO RUNS SPREAD
 
 ratio() { awk -v g="$1" -v b="$2" 'BEGIN { print (b > 0 ? g / b : 0) }'; }
 
-# matrix PREFIX RTT LOSSES TOPO_EXTRA LHPERF_EXTRA: plain and longhaul at each
-# loss; rows "PREFIX, loss L%, MODE" against PREFIX's lossless plain run
+# the longhauld options of a mode: longhaul (LR2 recovery, the default) or
+# gateway (--recovery gateway, T/C-SACK T = RTT / 2, re-sends paced at RATE)
+mode_opts() {
+	case $1 in
+	gateway) echo "--recovery gateway --sack-time $(($2 * 1000 / 2))us --resend-rate ${3:-1gbit}" ;;
+	tcsack) echo "--sack-time $(($2 * 1000 / 2))us" ;;
+	*) ;;
+	esac
+}
+
+# matrix PREFIX RTT LOSSES TOPO_EXTRA LHPERF_EXTRA [RATE]: plain, longhaul and
+# gateway recovery at each loss; rows "PREFIX, loss L%, MODE" against
+# PREFIX's lossless plain run
 declare -A res
 matrix() {
 	local pre=$1 rtt=$2 losses=$3 l mode r g base
 	local -a tx=($4) mx=($5)
-	for mode in plain longhaul; do
-		[ "$mode" = longhaul ] && { topo "$rtt" 0 "${tx[@]}"; agents_up "$rtt"; }
+	for mode in plain longhaul gateway; do
+		# shellcheck disable=SC2046 # the options are words
+		[ "$mode" = plain ] || { topo "$rtt" 0 "${tx[@]}"; agents_up "$rtt" $(mode_opts "$mode" "${rtt%ms}" "${6:-}"); }
 		for l in $losses; do
 			topo "$rtt" "$l" "${tx[@]}"
 			r=$(measure -D "$SECS" -S 65536 "${mx[@]}")
@@ -134,7 +146,7 @@ matrix() {
 	done
 	base=$(jq .goodput <<<"${res["$pre 0 plain"]}")
 	for l in $losses; do
-		for mode in plain longhaul; do
+		for mode in plain longhaul gateway; do
 			r=${res["$pre $l $mode"]}
 			g=$(jq .goodput <<<"$r")
 			add "$pre, loss $l%, $mode" goodput Gb/s "$g" "$pre, loss 0%, plain" \
@@ -145,10 +157,11 @@ matrix() {
 	done
 }
 
-# gb0 PREFIX RTT TOPO_EXTRA LHPERF_EXTRA: go-back-0 endpoints, 4 MB messages,
-# lossless, then 1/256 loss without and with longhaul; one run each
+# gb0 PREFIX RTT TOPO_EXTRA LHPERF_EXTRA [RATE]: go-back-0 endpoints, 4 MB
+# messages, lossless, then 1/256 loss without longhaul, with it and with
+# gateway recovery; one run each
 gb0() {
-	local pre=$1 rtt=$2 g0 gp gl b x r g
+	local pre=$1 rtt=$2 g0 gp gl gg b x r g
 	local -a tx=($3) mx=($4)
 	topo "$rtt" 0 "${tx[@]}"
 	g0=$(RUNS=1 measure -r gb0 -S 4M "${mx[@]}")
@@ -157,9 +170,14 @@ gb0() {
 	agents_up "$rtt"
 	gl=$(RUNS=1 measure -r gb0 -S 4M "${mx[@]}")
 	agents_down
-	echo "$pre: lossless $g0, 1/256 plain $gp, 1/256 longhaul $gl" >&2
+	# shellcheck disable=SC2046
+	agents_up "$rtt" $(mode_opts gateway "${rtt%ms}" "${5:-}")
+	gg=$(RUNS=1 measure -r gb0 -S 4M "${mx[@]}")
+	agents_down
+	echo "$pre: lossless $g0, 1/256 plain $gp, 1/256 longhaul $gl, gateway $gg" >&2
 	b=$(jq .goodput <<<"$g0")
-	for x in "lossless:$g0" "1/256 loss, plain:$gp" "1/256 loss, longhaul:$gl"; do
+	for x in "lossless:$g0" "1/256 loss, plain:$gp" "1/256 loss, longhaul:$gl" \
+		"1/256 loss, gateway:$gg"; do
 		r=${x#*:}
 		g=$(jq .goodput <<<"$r")
 		add "$pre, ${x%%:*} ($(jq -r .status <<<"$r"))" goodput Gb/s "$g" "$pre, lossless (ok)" \
@@ -167,9 +185,58 @@ gb0() {
 	done
 }
 
+# small LOSS: tail-loss heavy: 4 KB messages (4 packets), one outstanding at
+# a time (-T 1), so a quarter of the losses hit a message's last packet,
+# which nothing after it reveals (only a timer: the NIC's 67 ms, or T/C-SACK's
+# 2T): plain, longhaul (LR2), LR2 with T/C-SACK, gateway (with T/C-SACK)
+small() {
+	local pre="4 KB messages, rtt 2ms, loss 1%" mode r g base
+	for mode in plain longhaul tcsack gateway; do
+		topo 2ms 0
+		# shellcheck disable=SC2046
+		[ "$mode" = plain ] || agents_up 2ms $(mode_opts "$mode" 2)
+		topo 2ms "$1"
+		r=$(measure -D "$SECS" -S 4096 -T 1)
+		agents_down
+		res["small $mode"]=$r
+		echo "$pre $mode: $r" >&2
+	done
+	topo 2ms 0
+	base=$(RUNS=1 measure -D "$SECS" -S 4096 -T 1)
+	for mode in plain longhaul tcsack gateway; do
+		r=${res["small $mode"]}
+		g=$(jq .goodput <<<"$r")
+		add "$pre, $mode" goodput Gb/s "$g" "4 KB messages, rtt 2ms, lossless, plain" \
+			"$(ratio "$g" "$(jq .goodput <<<"$base")")" "$(jq .runs <<<"$r")" "$(jq .spread <<<"$r")"
+		add "$pre, $mode" "fct p99" us "$(jq '.p99 // 0' <<<"$r")" "" null "$(jq .runs <<<"$r")" null
+	done
+}
+
+# overhead: T/C-SACK report bytes against data bytes, lossless, per (T, N):
+# reports x their frame (102 bytes) / the payload bytes lhperf moved
+overhead() {
+	local tn t n out bytes reports
+	topo 2ms 0
+	for tn in ${LR2_BENCH_SACK:-1ms:64 500us:16 2ms:256 1ms:1000000}; do
+		t=${tn%%:*}
+		n=${tn#*:}
+		agents_up 2ms --sack-time "$t" --sack-count "$n"
+		out=$(xfer -D "$SECS" -S 65536)
+		bytes=$(jq '.bytes // 0' <<<"$out")
+		agents_down
+		reports=$(sed -n 's/.* reports (\([0-9]*\) T\/C-SACK).*/\1/p' "$TMP/gwb.log" | tail -1)
+		echo "T/C-SACK T=$t N=$n: $reports reports, $out" >&2
+		add "T/C-SACK reports, T $t, N $n" "report bytes / data bytes" "%" \
+			"$(awk -v r="${reports:-0}" -v b="$bytes" 'BEGIN { print (b > 0 ? 100 * r * 102 / b : 0) }')" \
+			"" null 1 null
+	done
+}
+
 for rtt in $RTTS; do
 	matrix "rtt $rtt" "$rtt" "$LOSSES" "" ""
 done
+[ "${LR2_BENCH_SMALL:-1}" = 1 ] && small 1
+[ "${LR2_BENCH_OVERHEAD:-1}" = 1 ] && overhead
 [ "$GB0" = 1 ] && gb0 "gb0 4 MB, rtt 2ms" 2ms "" "-n 4"
 
 # The shared WAN link: the queue holds every QP's window (no tail drop)
@@ -178,12 +245,12 @@ for link in $LINKS; do
 	rtt=${link%%:*}
 	rate=${link#*:}
 	matrix "$QPS QPs, WAN $rate rtt $rtt" "$rtt" "$LINK_LOSSES" "--rate $rate --queue $queue" \
-		"--qps $QPS"
+		"--qps $QPS" "$rate"
 done
 if [ "$GB0" = 1 ] && [ -n "$LINKS" ]; then
 	link=${LINKS%% *}
 	gb0 "gb0 4 MB, 4 QPs, WAN ${link#*:} rtt ${link%%:*}" "${link%%:*}" \
-		"--rate ${link#*:} --queue $queue" "-n 2 --qps 4"
+		"--rate ${link#*:} --queue $queue" "-n 2 --qps 4" "${link#*:}"
 fi
 
 printf '%s\n' "${rows[@]}" | jq -s --arg secs "$SECS" --arg runs "$RUNS" --arg qps "$QPS" '{

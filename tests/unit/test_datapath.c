@@ -531,14 +531,14 @@ static void sentry_gb0_echo(void)
 	       "gb0: the missing PSN passes");
 }
 
-/* Gateway recovery (--recovery gateway): the gateway's config with or without flags */
-static void gw_config(uint32_t flags)
+/* The gateway's config: Depot and Sentry, and flags (gateway recovery's) */
+static int set_config(uint32_t flags)
 {
 	struct lh_config cfg = { .dc_ifindex = (uint32_t)dc_ifindex,
 				 .flags = LH_CFG_DEPOT | LH_CFG_SENTRY | flags };
 	uint32_t zero = 0;
 
-	bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0);
+	return bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0);
 }
 
 /*
@@ -559,7 +559,7 @@ static void sentry_gateway(void)
 	bool ok;
 
 	fl.a.v4.s_addr = htonl(0x0a000a05);
-	gw_config(LH_CFG_GATEWAY);
+	set_config(LH_CFG_GATEWAY);
 	c0 = ctr("sentry_cached");
 	sentry_sent(&fl, b, 6);
 	tap_ok(ctr("sentry_cached") == c0 + 5 && dp_qp_get(h, &fl, &qp) &&
@@ -591,14 +591,14 @@ static void sentry_gateway(void)
 		       ctr("sentry_resent") == c1,
 	       "gateway: the report naming them goes to the agent's paced queue; the TC program re-sends nothing");
 
-	gw_config(LH_CFG_GATEWAY | LH_CFG_GW_FULL);
+	set_config(LH_CFG_GATEWAY | LH_CFG_GW_FULL);
 	c0 = ctr("sentry_gw_fallback");
 	c1 = ctr("sentry_cached");
 	sentry_sent(&fl, b + 6, 1);
 	tap_ok(ctr("sentry_gw_fallback") == c0 + 1 && ctr("sentry_cached") == c1 &&
 		       dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_GW_OFF),
 	       "gateway: over the bound (the agent's GW_FULL) no copy: the QP falls back to LR2, counted");
-	gw_config(LH_CFG_GATEWAY);
+	set_config(LH_CFG_GATEWAY);
 	len = dp_ack_frame(&fl, b + 6, 0x1f, 0, 2, in);
 	c0 = ctr("sentry_gw_resume");
 	xdp("lh_wan_xdp", in, len, &r);
@@ -611,7 +611,7 @@ static void sentry_gateway(void)
 	/* its copy back to the pool: the tests after this one count free slots */
 	len = dp_ack_frame(&fl, b + 7, 0x1f, 0, 3, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	gw_config(0);
+	set_config(0);
 }
 
 static void sentry(void)
@@ -824,16 +824,9 @@ int main(void)
 	h = lh_harness_open_set(objs, 4, dp_set_sizes, &sizes);
 	if (!tap_ok(h != NULL, "wan_xdp, dc_xdp, dc_tc and wan_tc load with shared maps"))
 		return tap_done();
-	{
-		struct lh_config cfg = { .dc_ifindex = (uint32_t)dc_ifindex,
-					 .flags = LH_CFG_DEPOT | LH_CFG_SENTRY };
-		uint32_t zero = 0;
-
-		tap_ok(!lh_harness_fill_queue(h, "lh_pool_free", sizes.pool) &&
-			       !lh_harness_fill_queue(h, "lh_ring_free", RINGS) &&
-			       !bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0),
-		       "agent set-up: free lists and configuration");
-	}
+	tap_ok(!lh_harness_fill_queue(h, "lh_pool_free", sizes.pool) &&
+		       !lh_harness_fill_queue(h, "lh_ring_free", RINGS) && !set_config(0),
+	       "agent set-up: free lists and configuration");
 	f4.family = AF_INET;
 	f4.a.v4.s_addr = htonl(0x0a000001);
 	f4.b.v4.s_addr = htonl(0x0a000902);

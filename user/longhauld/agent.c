@@ -31,10 +31,10 @@
 #define SILENCE_SLOTS 4096
 #define PACE_US 100 /* gateway re-sends: the pacer's period */
 
-/* Gateway recovery: one PSN to re-send from its copy */
+/* Gateway recovery: one PSN to re-send from its copy (pool slot) */
 struct gw_req {
 	struct lh_qp_key k;
-	uint32_t ring, psn;
+	uint32_t ring, psn, slot;
 };
 
 /* ... and per ring position, what became of the last one (the re-send guard) */
@@ -408,7 +408,7 @@ static void gw_pace_arm(struct agent *ag, bool on)
  * went out less than the guard time ago (a WAN round trip: still on its way).
  */
 static void gw_enqueue(struct agent *ag, const struct lh_qp_key *k, uint32_t ring, uint32_t psn,
-		       uint32_t now_ms, uint32_t guard_ms)
+		       uint32_t slot, uint32_t now_ms, uint32_t guard_ms)
 {
 	struct gw_mark *m = &ag->gw_marks[(size_t)ring * LH_RING_SIZE + (psn & LH_RING_MASK)];
 	struct gw_req *r;
@@ -423,6 +423,7 @@ static void gw_enqueue(struct agent *ag, const struct lh_qp_key *k, uint32_t rin
 	r->k = *k;
 	r->ring = ring;
 	r->psn = psn;
+	r->slot = slot;
 	m->psn = psn;
 	m->ms = GW_QUEUED;
 	ag->st.gw_queued++;
@@ -445,29 +446,32 @@ static void gw_collect(struct agent *ag, const struct lh_qp_key *k, const struct
 	if (qp->ring >= ag->cfg->rings || bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring))
 		return;
 	for (i = 0; i < LH_SR_WORDS * 64; i++) {
+		const struct lh_ring_ent *e;
+
 		if (!(qp->s_missing[i / 64] & (1ull << (i % 64))))
 			continue;
 		psn = psn_add(qp->s_base, i);
 		if (psn_diff(psn, qp->s_next) >= 0)
 			break; /* not sent yet */
-		if (ring.ent[psn & LH_RING_MASK].tag == LH_TAG(LH_SLOT_CACHED, psn))
-			gw_enqueue(ag, k, qp->ring, psn, now, guard);
+		e = &ring.ent[psn & LH_RING_MASK];
+		if (e->tag == LH_TAG(LH_SLOT_CACHED, psn))
+			gw_enqueue(ag, k, qp->ring, psn, e->slot, now, guard);
 	}
 }
 
 /*
  * Re-send one queued PSN from its copy, out of the WAN interface toward the
- * Depot (the MACs the reports came with). Returns the bytes sent, 0 when
- * it was acknowledged meanwhile or its copy is gone.
+ * Depot (the MACs the QP's ACKs came with). Returns the bytes sent, 0 when
+ * it was acknowledged meanwhile or its slot holds something else now (a
+ * slot freed and taken again for the same PSN of the same ring holds the
+ * same packet).
  */
 static size_t gw_send(struct agent *ag, const struct gw_req *r)
 {
 	struct gw_mark *m = &ag->gw_marks[(size_t)r->ring * LH_RING_SIZE + (r->psn & LH_RING_MASK)];
 	struct lh_slot *slot = ag->slot_buf;
 	uint8_t frame[14 + LH_SLOT_DATA];
-	struct lh_ring_ent e;
 	struct lh_qp qp;
-	uint32_t idx;
 	size_t len;
 
 	if (m->psn == r->psn && m->ms == GW_QUEUED)
@@ -475,14 +479,7 @@ static size_t gw_send(struct agent *ag, const struct gw_req *r)
 	if (bpf_map_lookup_elem(ag->qp_fd, &r->k, &qp) || qp.ring != r->ring ||
 	    psn_diff(r->psn, qp.s_una) < 0)
 		goto stale;
-	/* one entry of the ring: where the copy is */
-	if (bpf_map_lookup_elem(ag->ring_fd, &r->ring, ag->ring_buf))
-		goto stale;
-	e = ag->ring_buf->ent[r->psn & LH_RING_MASK];
-	if (e.tag != LH_TAG(LH_SLOT_CACHED, r->psn))
-		goto stale;
-	idx = e.slot;
-	if (bpf_map_lookup_elem(ag->pool_fd, &idx, slot) || slot->psn != r->psn ||
+	if (bpf_map_lookup_elem(ag->pool_fd, &r->slot, slot) || slot->psn != r->psn ||
 	    slot->ring != r->ring || !slot->len || slot->len > LH_SLOT_DATA)
 		goto stale;
 	memcpy(frame, qp.wan_peer_mac, 6);
@@ -696,10 +693,12 @@ static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const st
 	    !bpf_map_lookup_elem(ag->ring_fd, &qp->ring, ag->ring_buf)) {
 		uint32_t tail = psn_add(qp->s_next, ROCE_PSN_MASK);
 
-		if (ag->ring_buf->ent[tail & LH_RING_MASK].tag == LH_TAG(LH_SLOT_CACHED, tail)) {
+		const struct lh_ring_ent *e = &ag->ring_buf->ent[tail & LH_RING_MASK];
+
+		if (e->tag == LH_TAG(LH_SLOT_CACHED, tail)) {
 			pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us: re-send the last, %u\n",
 				 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), tail);
-			gw_enqueue(ag, k, qp->ring, tail, now_ms(), 1);
+			gw_enqueue(ag, k, qp->ring, tail, e->slot, now_ms(), 1);
 			ag->st.gw_tail_resends++;
 			return;
 		}

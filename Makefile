@@ -6,6 +6,7 @@
 #   make test      unit then integration tests; test-unit / test-integ run each half
 #   make bench     measurements into $(O)/bench/ and docs/PERFORMANCE.md
 #   make demo      the main comparison in the two-dc topology
+#   make interop-image   the qemu guest with Soft-RoCE (rxe) peers, into $(O)/interop/
 #   make check     clang-tidy and cppcheck;  make fmt   clang-format in place
 #   V=1 shows full commands.
 
@@ -67,7 +68,7 @@ BENCH_BINS := $(patsubst tests/bench/%.c,$(O)/tests/bench/%,$(BENCH_SRCS))
 
 GEN_HDRS := $(O)/gen/lh_crc32_table.h
 
-.PHONY: all deps vmlinux test test-unit test-integ bench demo check fmt clean
+.PHONY: all deps vmlinux test test-unit test-integ bench demo check fmt clean interop-image
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -148,6 +149,10 @@ bench: all
 
 demo: all
 	$(Q)O=$(O) bash scripts/demo.sh
+
+# the rxe guest of tests/interop (Debian packages only); rebuilt when they or its scripts change
+interop-image:
+	$(Q)O=$(O) bash tests/interop/build-image.sh
 
 # ---- style ----
 C_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^vmlinux/')

@@ -18,7 +18,8 @@ die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "run as root (sudo make deps)"
 command -v apt-get >/dev/null || die "apt-get not found: longhaul's deps script supports Debian 12"
 
-# Packages from bookworm main. python3-scapy is a test oracle only.
+# Packages from bookworm main. python3-scapy is a test oracle only; qemu, seabios,
+# cpio, xz-utils and binutils (readelf) build and boot the rxe guests of tests/interop.
 MAIN_PKGS=(
 	make gcc clang-19 llvm-19 lld-19 pkg-config
 	libelf-dev zlib1g-dev libzstd-dev libcap-dev
@@ -26,6 +27,7 @@ MAIN_PKGS=(
 	bats jq tshark tcpdump python3 python3-scapy
 	clang-format clang-tidy cppcheck
 	ca-certificates
+	qemu-system-x86 seabios cpio xz-utils binutils
 )
 # Packages that must come from bookworm-backports (libbpf >= 1.3 for tcx).
 BPO_PKGS=(libbpf-dev libbpf1 bpftool linux-libc-dev)

@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The RSVP codec (user/lib/rsvp.c): round trips of every message type over
+ * IPv4 and IPv6, the checksum against hand-computed vectors, each reason a
+ * malformed message is refused, RFC 2205's three rules for unknown classes,
+ * and a fuzz loop (random bytes, mutations of valid messages) that must
+ * never crash and whose accepted messages must re-encode to themselves.
+ *
+ *   test_rsvp                 the TAP tests
+ *   test_rsvp --pcap FILE     write one message of each kind, in IPv4/IPv6
+ *                             packets, into FILE (raw IP) for
+ *                             tests/unit/rsvp-tshark.bats
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "pcap.h"
+#include "rsvp.h"
+#include "tap.h"
+
+#define BUF_LEN 1024
+
+static void addr(union lh_ip_addr *a, int family, const char *s)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(family, s, a->b) != 1)
+		abort();
+}
+
+/* The flow every sample message is about: 10.0.0.1 -> 10.0.1.2, QP 0x1234 */
+static void flow(struct rsvp_msg *m, int family)
+{
+	m->flow.family = family;
+	addr(&m->flow.src, family, family == AF_INET ? "10.0.0.1" : "fd00::1");
+	addr(&m->flow.dst, family, family == AF_INET ? "10.0.1.2" : "fd00:1::2");
+	m->flow.dqpn = 0x1234;
+	addr(&m->hop.addr, family, family == AF_INET ? "192.168.7.1" : "fd07::1");
+	m->hop.lih = 2; /* the second path */
+}
+
+/* One sample of each kind; variant picks a second form of a type */
+static void sample(struct rsvp_msg *m, uint8_t type, int family, int variant)
+{
+	rsvp_msg_init(m, type);
+	flow(m, family);
+	m->msg_id.epoch = 0xabcdef;
+	m->msg_id.id = 1000 + type;
+	switch (type) {
+	case RSVP_MSG_CB_PATH:
+		m->refresh_ms = 30;
+		break;
+	case RSVP_MSG_CB_RESERVE:
+		if (variant == 0) {
+			/* the answer to a Path init: initial buffer in the draft's MB */
+			m->objs |= RSVP_OBJ_TIME_VALUES | RSVP_OBJ_MESSAGE_ID_ACK;
+			m->refresh_ms = 10;
+			m->msg_id_ack.epoch = 0x123456;
+			m->msg_id_ack.id = 1028;
+			m->credit.unit = RSVP_CREDIT_UNIT_MB;
+			m->credit.flags = RSVP_CREDIT_F_INIT;
+			m->credit.credit = 4;
+			m->credit.limit = 4;
+		} else {
+			/* a credit return during data: bytes freed, cumulative limit */
+			m->credit.unit = RSVP_CREDIT_UNIT_BYTE;
+			m->credit.credit = 65536;
+			m->credit.limit = 0x100000000ull + 65536;
+		}
+		break;
+	case RSVP_MSG_CB_END:
+		m->msg_id.flags = RSVP_MSG_ID_F_ACK_DESIRED;
+		break;
+	case RSVP_MSG_CB_END_ACK:
+		m->msg_id_ack.epoch = 0x123456;
+		m->msg_id_ack.id = 1030;
+		break;
+	case RSVP_MSG_PATH_ERR:
+		m->objs |= RSVP_OBJ_SENDER_TEMPLATE | RSVP_OBJ_RDMA_QP | RSVP_OBJ_MESSAGE_ID_ACK;
+		m->msg_id_ack.id = 1028;
+		addr(&m->error.node, family, family == AF_INET ? "192.168.7.1" : "fd07::1");
+		m->error.code = RSVP_ERRCODE_UNKNOWN_CLASS;
+		m->error.value = 100 << 8 | 1;
+		break;
+	case RSVP_MSG_RESV_ERR:
+		addr(&m->error.node, family, family == AF_INET ? "192.168.7.1" : "fd07::1");
+		m->error.code = RSVP_ERRCODE_UNKNOWN_CTYPE;
+		m->error.value = RSVP_CLASS_CREDIT << 8 | 9;
+		break;
+	default:
+		break;
+	}
+}
+
+static const uint8_t all_types[] = {RSVP_MSG_CB_PATH,	 RSVP_MSG_CB_RESERVE, RSVP_MSG_CB_END,
+				    RSVP_MSG_CB_END_ACK, RSVP_MSG_PATH_ERR,   RSVP_MSG_RESV_ERR};
+
+/* Recompute the checksum of a message changed by hand */
+static void fix_csum(uint8_t *buf, size_t len)
+{
+	uint16_t c;
+
+	buf[2] = buf[3] = 0;
+	c = rsvp_checksum(buf, len);
+	if (!c)
+		c = 0xffff;
+	buf[2] = (uint8_t)(c >> 8);
+	buf[3] = (uint8_t)c;
+}
+
+/* Every field the decoder fills that the encoder writes, for the objects present */
+static bool same_msg(const struct rsvp_msg *a, const struct rsvp_msg *b)
+{
+	size_t al = a->flow.family == AF_INET6 ? 16 : 4;
+	uint32_t o = a->objs;
+
+	if (a->type != b->type || a->flags != b->flags || a->send_ttl != b->send_ttl ||
+	    o != b->objs || a->flow.family != b->flow.family || a->fwd_len != b->fwd_len ||
+	    memcmp(a->fwd, b->fwd, a->fwd_len))
+		return false;
+	if ((o & RSVP_OBJ_SESSION) &&
+	    (memcmp(a->flow.dst.b, b->flow.dst.b, al) || a->flow.proto != b->flow.proto ||
+	     a->flow.session_flags != b->flow.session_flags || a->flow.dport != b->flow.dport))
+		return false;
+	if ((o & (RSVP_OBJ_SENDER_TEMPLATE | RSVP_OBJ_FILTER_SPEC)) &&
+	    (memcmp(a->flow.src.b, b->flow.src.b, al) || a->flow.sport != b->flow.sport))
+		return false;
+	if ((o & RSVP_OBJ_RDMA_QP) && a->flow.dqpn != b->flow.dqpn)
+		return false;
+	if ((o & RSVP_OBJ_HOP) &&
+	    (memcmp(a->hop.addr.b, b->hop.addr.b, al) || a->hop.lih != b->hop.lih))
+		return false;
+	if ((o & RSVP_OBJ_TIME_VALUES) && a->refresh_ms != b->refresh_ms)
+		return false;
+	if ((o & RSVP_OBJ_MESSAGE_ID) && memcmp(&a->msg_id, &b->msg_id, sizeof(a->msg_id)))
+		return false;
+	if ((o & RSVP_OBJ_MESSAGE_ID_ACK) &&
+	    memcmp(&a->msg_id_ack, &b->msg_id_ack, sizeof(a->msg_id_ack)))
+		return false;
+	if ((o & RSVP_OBJ_CREDIT) && memcmp(&a->credit, &b->credit, sizeof(a->credit)))
+		return false;
+	if ((o & RSVP_OBJ_ERROR_SPEC) &&
+	    (memcmp(a->error.node.b, b->error.node.b, al) || a->error.flags != b->error.flags ||
+	     a->error.code != b->error.code || a->error.value != b->error.value))
+		return false;
+	return true;
+}
+
+static void test_checksum_vectors(void)
+{
+	/* End ACK header alone: 0x101f + 0x0000 + 0x4000 + 0x0008 = 0x5027, ~ = 0xafd8 */
+	static const uint8_t hdr[] = {0x10, 0x1f, 0x00, 0x00, 0x40, 0x00, 0x00, 0x08};
+	/*
+	 * Path init header and a TIME_VALUES of 30000 ms, with a carry:
+	 * 0x101c + 0xff00 + 0x0010 + 0x0008 + 0x0501 + 0x0000 + 0x7530 = 0x18965,
+	 * folded 0x8966, ~ = 0x7699. The checksum field (0x1234 here) is left out.
+	 */
+	uint8_t msg[] = {0x10, 0x1c, 0x12, 0x34, 0xff, 0x00, 0x00, 0x10,
+			 0x00, 0x08, 0x05, 0x01, 0x00, 0x00, 0x75, 0x30};
+
+	tap_ok(rsvp_checksum(hdr, sizeof(hdr)) == 0xafd8,
+	       "checksum of a bare header: 0x%04x == 0xafd8", rsvp_checksum(hdr, sizeof(hdr)));
+	tap_ok(rsvp_checksum(msg, sizeof(msg)) == 0x7699,
+	       "checksum with an end-around carry, checksum field skipped: 0x%04x == 0x7699",
+	       rsvp_checksum(msg, sizeof(msg)));
+	msg[2] = 0x76;
+	msg[3] = 0x99;
+	tap_ok(lh_inet_csum(msg, sizeof(msg), 0) == 0, "the message with it sums to all ones");
+}
+
+static void test_round_trips(void)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	uint8_t buf[BUF_LEN], again[BUF_LEN];
+	struct rsvp_msg m, d;
+
+	for (size_t f = 0; f < 2; f++) {
+		for (size_t t = 0; t < sizeof(all_types); t++) {
+			for (int v = 0; v < (all_types[t] == RSVP_MSG_CB_RESERVE ? 2 : 1); v++) {
+				const char *fam = families[f] == AF_INET ? "IPv4" : "IPv6";
+				ssize_t n, n2;
+				enum rsvp_err e;
+
+				sample(&m, all_types[t], families[f], v);
+				n = rsvp_encode(&m, buf, sizeof(buf));
+				e = n > 0 ? rsvp_decode(buf, (size_t)n, &d,
+							RSVP_DECODE_REQUIRE_CSUM)
+					  : RSVP_ERR_MAX;
+				n2 = e == RSVP_E_OK ? rsvp_encode(&d, again, sizeof(again)) : -1;
+				tap_ok(n > 0 && e == RSVP_E_OK && same_msg(&m, &d) && n2 == n &&
+					       !memcmp(buf, again, (size_t)n),
+				       "round trip %s %s%s: %zd bytes, %s",
+				       rsvp_msg_name(all_types[t]), fam,
+				       v ? " (credit return)" : "", n, rsvp_strerror(e));
+			}
+		}
+	}
+
+	/* A few exact wire bytes: an IPv4 End ACK is 8 + 12 x 5 = 68 bytes */
+	sample(&m, RSVP_MSG_CB_END_ACK, AF_INET, 0);
+	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == 68 && buf[0] == 0x10 && buf[1] == 31 &&
+		       buf[4] == 255 && buf[6] == 0 && buf[7] == 68,
+	       "End ACK header: version 1, type 31, Send_TTL 255, length 68");
+	/* MESSAGE_ID_ACK first, then SESSION 10.0.1.2 UDP 4791, then RDMA_QP */
+	tap_ok(!memcmp(buf + 8, "\x00\x0c\x18\x01\x00\x12\x34\x56\x00\x00\x04\x06", 12) &&
+		       !memcmp(buf + 20, "\x00\x0c\x01\x01\x0a\x00\x01\x02\x11\x00\x12\xb7", 12) &&
+		       !memcmp(buf + 32, "\x00\x0c\x7d\x01\x00\x00\x7e\xd9\x00\x00\x12\x34", 12),
+	       "End ACK objects: MESSAGE_ID_ACK, SESSION (UDP 4791), RDMA_QP (PEN 32473, QPN "
+	       "0x1234)");
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
+	{
+		ssize_t n = rsvp_encode(&m, buf, sizeof(buf));
+		const uint8_t *c = buf + n - 24;
+
+		tap_ok(n == 92 &&
+			       !memcmp(c, "\x00\x18\x7c\x01\x00\x00\x7e\xd9\x00\x00\x00\x00", 12) &&
+			       !memcmp(c + 12, "\x00\x01\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00",
+				       12),
+		       "Credit object last: class 124, unit 0 (byte), credit 65536, limit 2^32 + "
+		       "65536");
+	}
+	tap_ok(rsvp_credit_bytes(4, RSVP_CREDIT_UNIT_MB) == 4u << 20 &&
+		       rsvp_credit_bytes(1, 40) == 1ull << 40 &&
+		       rsvp_credit_bytes(0xffffffffu, 63) == UINT64_MAX &&
+		       rsvp_credit_bytes(0, 63) == 0,
+	       "credit in bytes: 4 MB, 2^40, saturation");
+}
+
+static void test_encode_refusals(void)
+{
+	uint8_t buf[BUF_LEN];
+	struct rsvp_msg m;
+
+	sample(&m, RSVP_MSG_CB_PATH, AF_INET, 0);
+	tap_ok(rsvp_encode(&m, buf, 40) == -ENOSPC, "encode: -ENOSPC when the buffer is short");
+	m.objs &= ~RSVP_OBJ_RDMA_QP;
+	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL, "encode: mandatory object missing");
+	sample(&m, RSVP_MSG_CB_END, AF_INET, 0);
+	m.objs |= RSVP_OBJ_CREDIT;
+	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL, "encode: Credit not allowed in End");
+	sample(&m, RSVP_MSG_CB_PATH, AF_INET, 0);
+	m.flow.dqpn = 0x1000000;
+	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL, "encode: QPN beyond 24 bits");
+	sample(&m, 1, AF_INET, 0);
+	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL, "encode: message type 1 not spoken");
+}
+
+/* A valid Reserve (IPv4, with the initial-answer objects) into buf; its length */
+static size_t valid_reserve(uint8_t *buf)
+{
+	struct rsvp_msg m;
+	ssize_t n;
+
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 0);
+	n = rsvp_encode(&m, buf, BUF_LEN);
+	if (n <= 0)
+		abort();
+	return (size_t)n;
+}
+
+/* Offset of the first object of class c in a valid message */
+static size_t find_obj(const uint8_t *buf, size_t len, uint8_t c)
+{
+	for (size_t off = RSVP_HDR_LEN; off + 4 <= len;
+	     off += (size_t)(buf[off] << 8 | buf[off + 1]))
+		if (buf[off + 2] == c)
+			return off;
+	abort();
+}
+
+/* Append an object of class c, C-Type t, body_len zero bytes; fix length and checksum */
+static size_t add_obj(uint8_t *buf, size_t len, uint8_t c, uint8_t t, size_t body_len)
+{
+	size_t olen = 4 + body_len;
+
+	memset(buf + len, 0, olen);
+	buf[len] = (uint8_t)(olen >> 8);
+	buf[len + 1] = (uint8_t)olen;
+	buf[len + 2] = c;
+	buf[len + 3] = t;
+	if (body_len)
+		buf[len + olen - 1] = 0x5a; /* not all zero */
+	len += olen;
+	buf[6] = (uint8_t)(len >> 8);
+	buf[7] = (uint8_t)len;
+	fix_csum(buf, len);
+	return len;
+}
+
+/* Remove the object at off; fix length and checksum */
+static size_t del_obj(uint8_t *buf, size_t len, size_t off)
+{
+	size_t olen = (size_t)(buf[off] << 8 | buf[off + 1]);
+
+	memmove(buf + off, buf + off + olen, len - off - olen);
+	len -= olen;
+	buf[6] = (uint8_t)(len >> 8);
+	buf[7] = (uint8_t)len;
+	fix_csum(buf, len);
+	return len;
+}
+
+static void expect(const uint8_t *buf, size_t len, unsigned int flags, enum rsvp_err want,
+		   const char *what)
+{
+	struct rsvp_msg d;
+	enum rsvp_err e = rsvp_decode(buf, len, &d, flags);
+
+	tap_ok(e == want, "%s: %s (%s)", what, rsvp_err_name(e), rsvp_strerror(e));
+}
+
+static void test_malformed(void)
+{
+	uint8_t buf[BUF_LEN], b[BUF_LEN];
+	size_t len = valid_reserve(buf), off;
+	struct rsvp_msg d;
+
+	expect(buf, len, RSVP_DECODE_REQUIRE_CSUM, RSVP_E_OK, "the valid Reserve");
+	expect(buf, 7, 0, RSVP_E_TRUNC_HDR, "7 bytes");
+	expect(buf, 0, 0, RSVP_E_TRUNC_HDR, "0 bytes");
+
+	memcpy(b, buf, len);
+	b[0] = 0x20;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_VERSION, "version 2");
+
+	memcpy(b, buf, len);
+	b[6] = 0;
+	b[7] = 4;
+	expect(b, len, 0, RSVP_E_LEN_SHORT, "RSVP length 4");
+	b[7] = 10;
+	expect(b, len, 0, RSVP_E_LEN_ALIGN, "RSVP length 10");
+	b[6] = (uint8_t)((len + 4) >> 8);
+	b[7] = (uint8_t)(len + 4);
+	expect(b, len, 0, RSVP_E_LEN_OVERRUN, "RSVP length 4 beyond the buffer");
+	expect(buf, len - 4, 0, RSVP_E_LEN_OVERRUN, "buffer cut 4 bytes short");
+
+	memcpy(b, buf, len);
+	b[len - 1] ^= 0x01;
+	expect(b, len, 0, RSVP_E_CHECKSUM, "one bit flipped in the last object");
+	memcpy(b, buf, len);
+	b[2] ^= 0x80;
+	expect(b, len, 0, RSVP_E_CHECKSUM, "checksum field changed");
+	memcpy(b, buf, len);
+	b[2] = b[3] = 0;
+	expect(b, len, 0, RSVP_E_OK, "checksum 0 (none sent) accepted by default (RFC 2205)");
+	expect(b, len, RSVP_DECODE_REQUIRE_CSUM, RSVP_E_NO_CHECKSUM,
+	       "checksum 0 with RSVP_DECODE_REQUIRE_CSUM");
+	memcpy(b, buf, len);
+	memset(b + len, 0xee, 8);
+	expect(b, len + 8, RSVP_DECODE_REQUIRE_CSUM, RSVP_E_OK,
+	       "bytes after the RSVP length are ignored");
+
+	memcpy(b, buf, len);
+	b[1] = 1;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_MSG_TYPE, "type 1 (Path)");
+	b[1] = 32;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_MSG_TYPE, "type 32");
+
+	/* object lengths, at the SESSION object */
+	off = find_obj(buf, len, RSVP_CLASS_SESSION);
+	memcpy(b, buf, len);
+	b[off] = 0;
+	b[off + 1] = 0;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_OBJ_LEN_MIN, "object length 0");
+	b[off + 1] = 2;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_OBJ_LEN_MIN, "object length 2");
+	b[off + 1] = 14;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_OBJ_LEN_ALIGN, "object length 14");
+	memcpy(b, buf, len);
+	off = find_obj(buf, len, RSVP_CLASS_CREDIT); /* the last object */
+	b[off + 1] = (uint8_t)(len - off + 4);
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_OBJ_OVERRUN, "last object's length 4 past the end");
+	rsvp_decode(b, len, &d, 0);
+	tap_ok(d.err_off == off && d.err_class == RSVP_CLASS_CREDIT,
+	       "the reason points at the object: offset %zu, class %u", d.err_off, d.err_class);
+	memcpy(b, buf, len);
+	b[off] = 0x80;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_OBJ_OVERRUN, "object length 0x8018 (32 KiB past the end)");
+
+	/* known classes with a wrong C-Type or size */
+	off = find_obj(buf, len, RSVP_CLASS_SESSION);
+	memcpy(b, buf, len);
+	b[off + 3] = 7; /* LSP_TUNNEL_IPv4 */
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_UNKNOWN_CTYPE, "SESSION C-Type 7");
+	rsvp_decode(b, len, &d, 0);
+	{
+		uint8_t code = 0;
+		uint16_t value = 0;
+		bool sent = rsvp_err_to_error_spec(RSVP_E_UNKNOWN_CTYPE, &d, &code, &value);
+
+		tap_ok(sent && code == 14 && value == (1 << 8 | 7),
+		       "unknown C-Type earns ERROR_SPEC code 14, value 0x%04x", value);
+		tap_ok(!rsvp_err_to_error_spec(RSVP_E_CHECKSUM, &d, &code, &value),
+		       "a bad checksum earns no error message (dropped silently)");
+	}
+	memcpy(b, buf, len);
+	b[off + 3] = 2; /* IPv6, but 12 bytes long */
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_OBJ_SIZE, "SESSION C-Type 2 (IPv6) of IPv4 size");
+	memcpy(b, buf, len);
+	b[off + 8] = 6; /* TCP */
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_NOT_RDMA, "SESSION protocol 6");
+	memcpy(b, buf, len);
+	b[off + 11] = 0xb8; /* port 4792 */
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_NOT_RDMA, "SESSION port 4792");
+
+	off = find_obj(buf, len, RSVP_CLASS_CREDIT);
+	memcpy(b, buf, len);
+	b[off + 8] = 41;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_OBJ_VALUE, "Credit unit 2^41");
+	memcpy(b, buf, len);
+	b[off + 3] = 2;
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_UNKNOWN_CTYPE, "Credit C-Type 2");
+	memcpy(b, buf, len);
+	b[off + 7] ^= 1; /* another enterprise's object in class 124: unknown, 0bbbbbbb */
+	fix_csum(b, len);
+	expect(b, len, 0, RSVP_E_UNKNOWN_CLASS, "class 124 with another enterprise number");
+
+	/* missing, duplicate, not allowed, family */
+	memcpy(b, buf, len);
+	expect(b, del_obj(b, len, find_obj(buf, len, RSVP_CLASS_CREDIT)), 0, RSVP_E_MISSING,
+	       "Reserve without Credit");
+	memcpy(b, buf, len);
+	expect(b, del_obj(b, len, find_obj(buf, len, RSVP_CLASS_RSVP_HOP)), 0, RSVP_E_MISSING,
+	       "Reserve without RSVP_HOP");
+	rsvp_decode(b, len - 12, &d, 0);
+	tap_ok(d.err_class == RSVP_CLASS_RSVP_HOP, "missing object named: class %u", d.err_class);
+	memcpy(b, buf, len);
+	{
+		size_t n = del_obj(b, len, find_obj(buf, len, RSVP_CLASS_TIME_VALUES));
+
+		expect(b, n, 0, RSVP_E_OK, "Reserve without the optional TIME_VALUES");
+	}
+	memcpy(b, buf, len);
+	off = find_obj(buf, len, RSVP_CLASS_TIME_VALUES);
+	memcpy(b + len, buf + off, 8);
+	b[7] = (uint8_t)(len + 8);
+	fix_csum(b, len + 8);
+	expect(b, len + 8, 0, RSVP_E_DUP_OBJECT, "TIME_VALUES twice");
+	memcpy(b, buf, len);
+	expect(b, add_obj(b, len, RSVP_CLASS_SENDER_TEMPLATE, 1, 8), 0, RSVP_E_NOT_ALLOWED,
+	       "SENDER_TEMPLATE in a Reserve");
+	memcpy(b, buf, len);
+	expect(b,
+	       add_obj(b, del_obj(b, len, find_obj(buf, len, RSVP_CLASS_RSVP_HOP)),
+		       RSVP_CLASS_RSVP_HOP, 2, 20),
+	       0, RSVP_E_FAMILY, "IPv6 RSVP_HOP in an IPv4 session");
+}
+
+static void test_unknown_classes(void)
+{
+	uint8_t buf[BUF_LEN], b[BUF_LEN], again[BUF_LEN];
+	size_t len = valid_reserve(buf), n;
+	struct rsvp_msg d;
+	enum rsvp_err e;
+	ssize_t n2;
+
+	memcpy(b, buf, len);
+	n = add_obj(b, len, 100, 1, 4); /* 0bbbbbbb */
+	expect(b, n, 0, RSVP_E_UNKNOWN_CLASS, "class 100 (0bbbbbbb): message rejected");
+	rsvp_decode(b, n, &d, 0);
+	tap_ok(d.err_off == len && d.err_class == 100 && d.err_ctype == 1,
+	       "... naming the object at %zu, class %u/%u", d.err_off, d.err_class, d.err_ctype);
+	memcpy(b, buf, len);
+	n = add_obj(b, len, 127, 9, 0);
+	expect(b, n, 0, RSVP_E_UNKNOWN_CLASS, "class 127 (0bbbbbbb, vendor private, not ours)");
+
+	memcpy(b, buf, len);
+	n = add_obj(b, len, 150, 1, 8); /* 10bbbbbb */
+	n = add_obj(b, n, 191, 3, 4);
+	e = rsvp_decode(b, n, &d, RSVP_DECODE_REQUIRE_CSUM);
+	tap_ok(e == RSVP_E_OK && d.ignored == 2 && d.fwd_len == 0,
+	       "classes 150 and 191 (10bbbbbb): ignored, not forwarded (ignored %u)", d.ignored);
+
+	memcpy(b, buf, len);
+	n = add_obj(b, len, 200, 1, 8); /* 11bbbbbb */
+	n = add_obj(b, n, 255, 7, 0);
+	e = rsvp_decode(b, n, &d, RSVP_DECODE_REQUIRE_CSUM);
+	tap_ok(e == RSVP_E_OK && d.forwarded == 2 && d.fwd_len == 16 && !memcmp(d.fwd, b + len, 16),
+	       "classes 200 and 255 (11bbbbbb): kept as received (%u objects, %zu bytes)",
+	       d.forwarded, d.fwd_len);
+	n2 = rsvp_encode(&d, again, sizeof(again));
+	tap_ok(n2 == (ssize_t)n && !memcmp(again, b, n),
+	       "... and forwarded unmodified when the message is re-encoded");
+
+	/* more to forward than there is room for */
+	memcpy(b, buf, len);
+	n = add_obj(b, len, 200, 1, RSVP_FORWARD_MAX);
+	expect(b, n, 0, RSVP_E_FORWARD_FULL, "a 11bbbbbb object bigger than the forward room");
+
+	/* a hostile object length of 0 in an unknown class must not loop */
+	memcpy(b, buf, len);
+	n = add_obj(b, len, 200, 1, 0);
+	b[len + 1] = 0;
+	fix_csum(b, n);
+	expect(b, n, 0, RSVP_E_OBJ_LEN_MIN, "unknown class with length 0");
+}
+
+/* xorshift64*: the fuzz loop's inputs are the same on every run */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+/*
+ * Decode buf; when accepted, the decoded message must re-encode and decode to
+ * the same message. Returns false on a broken invariant.
+ */
+static bool fuzz_one(const uint8_t *buf, size_t len, unsigned int *accepted, unsigned int *hist)
+{
+	uint8_t *copy = malloc(len ? len : 1), again[RSVP_MAX_LEN];
+	struct rsvp_msg d, d2;
+	enum rsvp_err e;
+	ssize_t n;
+	bool ok = true;
+
+	/* an exact-size heap copy, so that ASan / valgrind catch any read past the end */
+	if (!copy)
+		abort();
+	memcpy(copy, buf, len);
+	e = rsvp_decode(copy, len, &d, 0);
+	free(copy);
+	if ((unsigned int)e >= RSVP_ERR_MAX)
+		return false;
+	hist[e]++;
+	if (e != RSVP_E_OK)
+		return true;
+	(*accepted)++;
+	n = rsvp_encode(&d, again, sizeof(again));
+	ok = n > 0 && rsvp_decode(again, (size_t)n, &d2, RSVP_DECODE_REQUIRE_CSUM) == RSVP_E_OK &&
+	     same_msg(&d, &d2);
+	return ok;
+}
+
+static void test_fuzz(int rounds)
+{
+	unsigned int hist[RSVP_ERR_MAX] = {0}, accepted = 0, bad = 0;
+	uint8_t seeds[12][BUF_LEN], b[BUF_LEN];
+	size_t seed_len[12], ns = 0;
+	struct rsvp_msg m;
+
+	for (int f = 0; f < 2; f++)
+		for (size_t t = 0; t < sizeof(all_types); t++) {
+			sample(&m, all_types[t], f ? AF_INET6 : AF_INET, 1);
+			seed_len[ns] = (size_t)rsvp_encode(&m, seeds[ns], BUF_LEN);
+			ns++;
+		}
+
+	/* random bytes, with a valid-looking header half of the time */
+	for (int i = 0; i < rounds; i++) {
+		size_t len = rnd() % 160;
+
+		for (size_t j = 0; j < len; j++)
+			b[j] = (uint8_t)rnd();
+		if (len >= 8 && (i & 1)) {
+			b[0] = 0x10;
+			b[1] = (uint8_t)(28 + rnd() % 4);
+			b[6] = (uint8_t)(len >> 8);
+			b[7] = (uint8_t)(len & ~3u);
+			fix_csum(b, len & ~(size_t)3);
+		}
+		bad += !fuzz_one(b, len, &accepted, hist);
+	}
+	/* mutations of valid messages: bit flips, byte sets, cuts, checksum fixed or not */
+	for (int i = 0; i < 3 * rounds; i++) {
+		size_t s = rnd() % ns, len = seed_len[s];
+		int nmut = 1 + (int)(rnd() % 4);
+
+		memcpy(b, seeds[s], len);
+		for (int k = 0; k < nmut && len; k++) {
+			size_t at = rnd() % len;
+
+			switch (rnd() % 4) {
+			case 0:
+				b[at] ^= (uint8_t)(1u << (rnd() % 8));
+				break;
+			case 1:
+				b[at] = (uint8_t)rnd();
+				break;
+			case 2: /* an object length or class */
+				b[at & ~(size_t)3] = (uint8_t)(rnd() % 2);
+				b[(at & ~(size_t)3) + 1] = (uint8_t)rnd();
+				break;
+			default:
+				len = at;
+				break;
+			}
+		}
+		if (rnd() % 4 && len >= 8)
+			fix_csum(b, len);
+		bad += !fuzz_one(b, len, &accepted, hist);
+	}
+	tap_ok(bad == 0,
+	       "fuzz: %d inputs, no crash, every accepted one re-encodes to itself (%u accepted, "
+	       "%u broken)",
+	       4 * rounds, accepted, bad);
+	for (int e = 0; e < RSVP_ERR_MAX; e++)
+		if (hist[e])
+			tap_diag("  %-14s %u", rsvp_err_name((enum rsvp_err)e), hist[e]);
+}
+
+/* ---------------------------------------------------------------- --pcap */
+
+/* The message in an IPv4 or IPv6 packet, protocol 46, TTL Send_TTL (RFC 2205) */
+static size_t ip_wrap(const struct rsvp_msg *m, const uint8_t *msg, size_t len, uint8_t *pkt)
+{
+	union lh_ip_addr src = m->hop.addr, dst;
+	size_t h;
+
+	/* from the hop the message names to a neighbour */
+	addr(&dst, m->flow.family, m->flow.family == AF_INET ? "192.168.7.2" : "fd07::2");
+	if (m->flow.family == AF_INET) {
+		uint16_t c;
+
+		h = 20;
+		memset(pkt, 0, h);
+		pkt[0] = 0x45;
+		pkt[2] = (uint8_t)((h + len) >> 8);
+		pkt[3] = (uint8_t)(h + len);
+		pkt[8] = m->send_ttl;
+		pkt[9] = RSVP_IPPROTO;
+		memcpy(pkt + 12, src.b, 4);
+		memcpy(pkt + 16, dst.b, 4);
+		c = lh_inet_csum(pkt, h, 0);
+		pkt[10] = (uint8_t)(c >> 8);
+		pkt[11] = (uint8_t)c;
+	} else {
+		h = 40;
+		memset(pkt, 0, h);
+		pkt[0] = 0x60;
+		pkt[4] = (uint8_t)(len >> 8);
+		pkt[5] = (uint8_t)len;
+		pkt[6] = RSVP_IPPROTO;
+		pkt[7] = m->send_ttl;
+		memcpy(pkt + 8, src.b, 16);
+		memcpy(pkt + 24, dst.b, 16);
+	}
+	memcpy(pkt + h, msg, len);
+	return h + len;
+}
+
+static int write_pcap(const char *path)
+{
+	uint8_t msg[BUF_LEN], pkt[BUF_LEN + 40];
+	struct lh_pcap p;
+	struct rsvp_msg m;
+	int err, frame = 0;
+
+	err = lh_pcap_create(&p, path, LH_PCAP_LINKTYPE_RAW);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-err));
+		return 1;
+	}
+	/*
+	 * Frames 1-5 IPv4: Path init, Reserve (initial), Reserve (credit
+	 * return), End, End ACK; 6-10 the same over IPv6; 11 PathErr; 12 a
+	 * Reserve with an unknown 11bbbbbb object; 13 a Reserve with a bad
+	 * checksum.
+	 */
+	for (int f = 0; f < 2; f++) {
+		for (size_t t = 0; t < 4; t++) {
+			for (int v = 0; v < (all_types[t] == RSVP_MSG_CB_RESERVE ? 2 : 1); v++) {
+				ssize_t n;
+
+				sample(&m, all_types[t], f ? AF_INET6 : AF_INET, v);
+				n = rsvp_encode(&m, msg, sizeof(msg));
+				if (n < 0)
+					abort();
+				lh_pcap_write(&p, pkt, ip_wrap(&m, msg, (size_t)n, pkt),
+					      (uint64_t)++frame * 1000000);
+			}
+		}
+	}
+	{
+		ssize_t n;
+		size_t len;
+
+		sample(&m, RSVP_MSG_PATH_ERR, AF_INET, 0);
+		n = rsvp_encode(&m, msg, sizeof(msg));
+		lh_pcap_write(&p, pkt, ip_wrap(&m, msg, (size_t)n, pkt),
+			      (uint64_t)++frame * 1000000);
+
+		sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
+		n = rsvp_encode(&m, msg, sizeof(msg));
+		len = add_obj(msg, (size_t)n, 200, 1, 4);
+		lh_pcap_write(&p, pkt, ip_wrap(&m, msg, len, pkt), (uint64_t)++frame * 1000000);
+
+		n = rsvp_encode(&m, msg, sizeof(msg));
+		msg[3] ^= 0x01;
+		lh_pcap_write(&p, pkt, ip_wrap(&m, msg, (size_t)n, pkt),
+			      (uint64_t)++frame * 1000000);
+	}
+	lh_pcap_close(&p);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 20000;
+
+	if (argc == 3 && !strcmp(argv[1], "--pcap"))
+		return write_pcap(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--fuzz"))
+		rounds = atoi(argv[2]);
+	else if (argc != 1) {
+		fprintf(stderr, "usage: %s [--pcap FILE | --fuzz ROUNDS]\n", argv[0]);
+		return 2;
+	}
+	test_checksum_vectors();
+	test_round_trips();
+	test_encode_refusals();
+	test_malformed();
+	test_unknown_classes();
+	test_fuzz(rounds);
+	return tap_done();
+}

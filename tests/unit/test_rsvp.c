@@ -23,6 +23,7 @@
 #include "tap.h"
 
 #define BUF_LEN 1024
+#define CREDIT_OBJ_LEN 24
 
 static void addr(union lh_ip_addr *a, int family, const char *s)
 {
@@ -660,56 +661,86 @@ static size_t ip_wrap(const struct rsvp_msg *m, const uint8_t *msg, size_t len, 
 	return h + len;
 }
 
+/* One frame: the message in an IP packet, and the decoder's verdict on stdout */
+static void emit(struct lh_pcap *p, const struct rsvp_msg *m, const uint8_t *msg, size_t len,
+		 int *frame)
+{
+	uint8_t pkt[BUF_LEN + 40];
+	struct rsvp_msg d;
+	enum rsvp_err e = rsvp_decode(msg, len, &d, RSVP_DECODE_REQUIRE_CSUM);
+
+	++*frame;
+	lh_pcap_write(p, pkt, ip_wrap(m, msg, len, pkt), (uint64_t)*frame * 1000000);
+	printf("%d %s %s\n", *frame, rsvp_msg_name(msg[1]) ?: "-", rsvp_err_name(e));
+}
+
+/*
+ * Frames 1-5 IPv4: Path init, Reserve (initial), Reserve (credit return),
+ * End, End ACK; 6-10 the same over IPv6; 11 PathErr; 12 a Reserve with an
+ * unknown 11bbbbbb object (forwarded), 13 with a 10bbbbbb one (ignored);
+ * refused: 14 bad checksum, 15 unknown 0bbbbbbb class, 16 no Credit, 17 a
+ * Credit object in an End, 18 Credit unit 2^41. Prints "FRAME TYPE REASON"
+ * for each, the decoder's verdict.
+ */
 static int write_pcap(const char *path)
 {
-	uint8_t msg[BUF_LEN], pkt[BUF_LEN + 40];
+	uint8_t msg[BUF_LEN];
 	struct lh_pcap p;
 	struct rsvp_msg m;
 	int err, frame = 0;
+	size_t len;
 
 	err = lh_pcap_create(&p, path, LH_PCAP_LINKTYPE_RAW);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", path, strerror(-err));
 		return 1;
 	}
-	/*
-	 * Frames 1-5 IPv4: Path init, Reserve (initial), Reserve (credit
-	 * return), End, End ACK; 6-10 the same over IPv6; 11 PathErr; 12 a
-	 * Reserve with an unknown 11bbbbbb object; 13 a Reserve with a bad
-	 * checksum.
-	 */
 	for (int f = 0; f < 2; f++) {
 		for (size_t t = 0; t < 4; t++) {
 			for (int v = 0; v < (all_types[t] == RSVP_MSG_CB_RESERVE ? 2 : 1); v++) {
-				ssize_t n;
-
 				sample(&m, all_types[t], f ? AF_INET6 : AF_INET, v);
-				n = rsvp_encode(&m, msg, sizeof(msg));
-				if (n < 0)
-					abort();
-				lh_pcap_write(&p, pkt, ip_wrap(&m, msg, (size_t)n, pkt),
-					      (uint64_t)++frame * 1000000);
+				emit(&p, &m, msg, (size_t)rsvp_encode(&m, msg, sizeof(msg)),
+				     &frame);
 			}
 		}
 	}
+	sample(&m, RSVP_MSG_PATH_ERR, AF_INET, 0);
+	emit(&p, &m, msg, (size_t)rsvp_encode(&m, msg, sizeof(msg)), &frame);
+
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
+	len = (size_t)rsvp_encode(&m, msg, sizeof(msg));
+	emit(&p, &m, msg, add_obj(msg, len, 200, 1, 4), &frame);
+	len = (size_t)rsvp_encode(&m, msg, sizeof(msg));
+	emit(&p, &m, msg, add_obj(msg, len, 150, 1, 4), &frame);
+
+	len = (size_t)rsvp_encode(&m, msg, sizeof(msg));
+	msg[3] ^= 0x01;
+	emit(&p, &m, msg, len, &frame);
+	len = (size_t)rsvp_encode(&m, msg, sizeof(msg));
+	emit(&p, &m, msg, add_obj(msg, len, 100, 1, 4), &frame);
+	len = (size_t)rsvp_encode(&m, msg, sizeof(msg));
+	emit(&p, &m, msg, del_obj(msg, len, find_obj(msg, len, RSVP_CLASS_CREDIT)), &frame);
 	{
-		ssize_t n;
-		size_t len;
+		struct rsvp_msg end;
+		size_t off, elen;
+		uint8_t credit[CREDIT_OBJ_LEN];
 
-		sample(&m, RSVP_MSG_PATH_ERR, AF_INET, 0);
-		n = rsvp_encode(&m, msg, sizeof(msg));
-		lh_pcap_write(&p, pkt, ip_wrap(&m, msg, (size_t)n, pkt),
-			      (uint64_t)++frame * 1000000);
+		len = (size_t)rsvp_encode(&m, msg, sizeof(msg));
+		off = find_obj(msg, len, RSVP_CLASS_CREDIT);
+		memcpy(credit, msg + off, sizeof(credit));
+		sample(&end, RSVP_MSG_CB_END, AF_INET, 0);
+		elen = (size_t)rsvp_encode(&end, msg, sizeof(msg));
+		memcpy(msg + elen, credit, sizeof(credit));
+		elen += sizeof(credit);
+		msg[6] = (uint8_t)(elen >> 8);
+		msg[7] = (uint8_t)elen;
+		fix_csum(msg, elen);
+		emit(&p, &end, msg, elen, &frame);
 
-		sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
-		n = rsvp_encode(&m, msg, sizeof(msg));
-		len = add_obj(msg, (size_t)n, 200, 1, 4);
-		lh_pcap_write(&p, pkt, ip_wrap(&m, msg, len, pkt), (uint64_t)++frame * 1000000);
-
-		n = rsvp_encode(&m, msg, sizeof(msg));
-		msg[3] ^= 0x01;
-		lh_pcap_write(&p, pkt, ip_wrap(&m, msg, (size_t)n, pkt),
-			      (uint64_t)++frame * 1000000);
+		len = (size_t)rsvp_encode(&m, msg, sizeof(msg));
+		msg[off + 8] = 41;
+		fix_csum(msg, len);
+		emit(&p, &m, msg, len, &frame);
 	}
 	lh_pcap_close(&p);
 	return 0;

@@ -28,6 +28,9 @@
 #   --timeout S      the whole run (default 120); each guest's command gets S - 20
 #   --retry S        how long the client retries connecting (default 40)
 #   --mem MB         memory of each guest (default 512)
+#   --tap-queue N    frames the tap holds for a guest that is not reading (its
+#                    txqueuelen, default 1000, like a NIC's ring); what overflows
+#                    is counted in .tap.to_guest.dropped
 #   --accel A        auto (default: kvm only with /dev/kvm and VMX/SVM), tcg, kvm
 #   --logs DIR       keep the guests' consoles and raw results in DIR
 #   -q               no progress on stderr
@@ -53,11 +56,11 @@ usage_die() {
 QUIET=0
 info() { [ "$QUIET" = 1 ] || printf '%s: %s\n' "$PROG" "$*" >&2; }
 
-PREFIX= TEST=ib_write_bw NAME=io$$ IMAGE=$O/interop TIMEOUT=120 RETRY=40 MEM=512
+PREFIX= TEST=ib_write_bw NAME=io$$ IMAGE=$O/interop TIMEOUT=120 RETRY=40 MEM=512 TAPQ=1000
 ACCEL=auto LOGS= ARGS=() HAVE_ARGS=0
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--prefix | --test | --name | --image | --timeout | --retry | --mem | --accel | --logs)
+	--prefix | --test | --name | --image | --timeout | --retry | --mem | --tap-queue | --accel | --logs)
 		[ $# -ge 2 ] || usage_die "$1 needs a value"
 		case "$1" in
 		--prefix) PREFIX=$2 ;;
@@ -67,6 +70,7 @@ while [ $# -gt 0 ]; do
 		--timeout) TIMEOUT=$2 ;;
 		--retry) RETRY=$2 ;;
 		--mem) MEM=$2 ;;
+		--tap-queue) TAPQ=$2 ;;
 		--accel) ACCEL=$2 ;;
 		--logs) LOGS=$2 ;;
 		esac
@@ -95,8 +99,8 @@ ib_write_bw | ib_send_bw | ib_read_bw | ib_write_lat | ib_send_lat | ib_read_lat
 *) usage_die "--test '$TEST': one of ib_write_bw ib_send_bw ib_read_bw ib_write_lat ib_send_lat ib_read_lat ibv_rc_pingpong" ;;
 esac
 [[ "$NAME" =~ ^[a-zA-Z][a-zA-Z0-9_]{0,12}$ ]] || usage_die "--name '$NAME': 1 to 13 letters, digits or _"
-for v in TIMEOUT RETRY MEM; do
-	[[ "${!v}" =~ ^[0-9]+$ ]] || usage_die "--${v,,} '${!v}' is not a whole number"
+for v in "timeout $TIMEOUT" "retry $RETRY" "mem $MEM" "tap-queue $TAPQ"; do
+	[[ "${v#* }" =~ ^[0-9]+$ ]] || usage_die "--${v%% *} '${v#* }' is not a whole number"
 done
 [ "$TIMEOUT" -ge 30 ] || usage_die "--timeout must be at least 30 (two boots and a test)"
 [ "$MEM" -ge 128 ] || usage_die "--mem must be at least 128"
@@ -178,7 +182,7 @@ wire() {
 	fi
 	ip -n "$ns" tuntap add dev "$tap" mode tap || die "$ns: cannot create tap $tap"
 	WIRED+=("$ns $tap")
-	ip -n "$ns" link set "$tap" mtu "$mtu" up
+	ip -n "$ns" link set "$tap" mtu "$mtu" txqueuelen "$TAPQ" up
 	tc -n "$ns" qdisc add dev "$tap" clsact
 	tc -n "$ns" qdisc add dev dc clsact
 	tc -n "$ns" filter add dev dc ingress protocol all u32 match u32 0 0 action mirred egress redirect dev "$tap"
@@ -266,6 +270,15 @@ for role in server client; do
 done
 wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 
+# tap_json NS TAP: the guest's side of the DC link; tx is toward the guest
+tap_json() {
+	ip -n "$1" -j -s link show dev "$2" | jq -c '.[0].stats64 | {
+		to_guest: {packets: .tx.packets, dropped: .tx.dropped},
+		from_guest: {packets: .rx.packets, dropped: .rx.dropped}}'
+}
+TAP_server=$(tap_json "$DST" "${NAME}d")
+TAP_client=$(tap_json "$SRC" "${NAME}s")
+
 # ------------------------------------------------------------------ results
 
 # parse_output FILE: the test's numbers, from its own output
@@ -328,8 +341,10 @@ guest_json() {
 		err="no result from the guest"
 		[ "$timed_out" = true ] && err="killed after ${TIMEOUT}s without a result"
 	fi
+	local tap_var=TAP_$role
 	tr -d '\r' <"$r" 2>/dev/null | jq -R -s \
 		--arg role "$role" --arg ns "$ns" --argjson facts "$(cat "$TMP/$ns.facts")" \
+		--argjson tap "${!tap_var}" \
 		--argjson result "$(parse_output "$out")" --argjson timed_out "$timed_out" \
 		--arg err "$err" --arg console "$(tail -n 15 "$TMP/$role-console.log" 2>/dev/null | tr -d '\r')" '
 		split("\n") as $l |
@@ -340,7 +355,7 @@ guest_json() {
 		{role: $role, netns: $ns, ip: $facts.ip, mac: $facts.mac,
 		 exit_status: num("LH-RC"), attempts: num("LH-ATTEMPTS"),
 		 boot_s: num("LH-BOOT-S"), gid_index: num("LH-GID"),
-		 result: $result, counters: pairs("LH-CTR"), net: pairs("LH-NET"),
+		 result: $result, counters: pairs("LH-CTR"), net: pairs("LH-NET"), tap: $tap,
 		 output: ($l | map(select(startswith("LH-OUT ")) | ltrimstr("LH-OUT "))),
 		 timed_out: $timed_out,
 		 error: ([one("LH-ERROR"), (if $err == "" then empty else $err end)] | map(select(. != null)) | first)}

@@ -33,7 +33,7 @@ pair() {
 	wa=$(lh_wan_stats)
 	IO_STATUS=0
 	IO=$(timeout --kill-after=10 "$IO_TIMEOUT" "$RUN_PAIR" -q --prefix "$LH_PREFIX" \
-		--name "${LH_PREFIX}v" --logs "$BATS_TEST_TMPDIR/guests" "$@" 2>"$BATS_TEST_TMPDIR/run-pair.err") ||
+		--image "$O/interop" --name "${LH_PREFIX}v" --logs "$BATS_TEST_TMPDIR/guests" "$@" 2>"$BATS_TEST_TMPDIR/run-pair.err") ||
 		IO_STATUS=$?
 	wb=$(lh_wan_stats)
 	IO_W=$(jq -cn --argjson a "$wa" --argjson b "$wb" '

@@ -346,7 +346,8 @@ guest_json() {
 		--arg role "$role" --arg ns "$ns" --argjson facts "$(cat "$TMP/$ns.facts")" \
 		--argjson tap "${!tap_var}" \
 		--argjson result "$(parse_output "$out")" --argjson timed_out "$timed_out" \
-		--arg err "$err" --arg console "$(tail -n 15 "$TMP/$role-console.log" 2>/dev/null | tr -d '\r')" '
+		--arg err "$err" --arg console "$(tail -n 15 "$TMP/$role-console.log" 2>/dev/null | tr -d '\r')" \
+		--arg qemu "$(tail -n 5 "$TMP/$role-qemu.log" 2>/dev/null)" '
 		split("\n") as $l |
 		def one(p): ($l | map(select(startswith(p + " ")) | ltrimstr(p + " ")) | first);
 		def num(p): (one(p) | if . == null then null else tonumber end);
@@ -359,7 +360,7 @@ guest_json() {
 		 output: ($l | map(select(startswith("LH-OUT ")) | ltrimstr("LH-OUT "))),
 		 timed_out: $timed_out,
 		 error: ([one("LH-ERROR"), (if $err == "" then empty else $err end)] | map(select(. != null)) | first)}
-		+ (if $err != "" then {console_tail: $console} else {} end)'
+		+ (if $err != "" then {console_tail: $console, qemu_log: $qemu} else {} end)'
 }
 
 S=$(guest_json server "$DST")

@@ -253,11 +253,15 @@ t0=$(date +%s.%N)
 boot server "$DST" "${NAME}d"
 boot client "$SRC" "${NAME}s"
 
-# both guests power off when done; the deadline kills them
+# both guests power off when done; the deadline kills them. The client ends
+# first; a server left waiting (the client never connected) gets 20 s more.
 deadline=$(($(date +%s) + TIMEOUT))
 TIMED_OUT=()
-for role in server client; do
+for role in client server; do
 	pid_var=PID_$role
+	if [ "$role" = server ] && [ $(($(date +%s) + 20)) -lt "$deadline" ]; then
+		deadline=$(($(date +%s) + 20))
+	fi
 	while kill -0 "${!pid_var}" 2>/dev/null; do
 		if [ "$(date +%s)" -ge "$deadline" ]; then
 			kill -KILL "${!pid_var}" 2>/dev/null || true

@@ -151,6 +151,37 @@ gw_tail() {
 	[ "$(lr2_ctr a sentry_gw_resume)" -gt 0 ]
 }
 
+@test "gateway, 8 QPs over a queued 200 Mbit/s WAN at 1%: its timers follow the measured round trip" {
+	# the WAN queue holds all 8 windows: the round trip grows from 2 ms to
+	# ~45 ms. Timers on --wan-rtt alone re-sent what was only queued, made
+	# the Depot re-NACK and the silence rule fire: 0.05 x goodput lossless
+	# (before the agent measured round trips), 1.00 x now.
+	local rto sent lost
+	lr2_agents_down
+	lr2_agents_up "${LR2_GW[@]}" --resend-rate 200mbit
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 71 --loss-a2b 'random 1%' \
+		--rate 200mbit --queue $((8 * 128 * 1100 * 2))
+	lr2_xfer -q 8 -S 65536 -n 40
+	lr2_show
+	lr2_agents_down
+	grep -E "round trips|gateway recovery:" "$BATS_FILE_TMPDIR/gwa.log"
+	rto=$(grep -oE "round trips .*: largest [0-9]+ us" "$BATS_FILE_TMPDIR/gwa.log" | grep -oE "[0-9]+ us$")
+	sent=$(grep -oE "re-sends queued, [0-9]+ sent" "$BATS_FILE_TMPDIR/gwa.log" | grep -oE "[0-9]+ sent")
+	lr2_agents_up "${LR2_GW[@]}"
+	lr2_ok
+	receiver_saw_no_gap
+	jq_assert "$LR2_C" '.naks_received == 0'
+	[ "$(lr2_ctr a sentry_dnack_forward)" -eq 0 ]
+	[ "$(lr2_ctr a sentry_gw_fallback)" -eq 0 ]
+	# the round trip it measured includes the queue: far above --wan-rtt
+	[ "${rto% us}" -gt 10000 ]
+	# about one re-send per loss, not one per report while the re-send is queued
+	lost=$(jq_get "$LR2_W" .a2b.lost)
+	echo "re-sent ${sent% sent} for $lost lost"
+	[ "$lost" -gt 0 ]
+	[ "${sent% sent}" -le $((3 * lost + 20)) ]
+}
+
 @test "gateway, pool far too small: QPs fall back to LR2 (counted), the transfer completes" {
 	lr2_agents_down
 	lr2_agents_up --pool-slots 64 --recovery gateway

@@ -41,8 +41,26 @@ struct gw_req {
 struct gw_mark {
 	uint32_t psn;
 	uint32_t ms; /* when it was re-sent; GW_QUEUED while in the queue */
+	uint32_t tries; /* times re-sent: from the second on, the guard is doubled */
 };
 #define GW_QUEUED UINT32_MAX
+
+/*
+ * Sentry, per QP: the round trip its data really takes to the Depot and
+ * back, queueing on the WAN included (--wan-rtt is the empty link's). One
+ * PSN at a time is timed, from when the NIC sent it (s_tx_ns) to the first
+ * report (or ACK) past it; smoothed as TCP does (RFC 6298). The timers that
+ * wait for a round trip use srtt + 4 rttvar, never less than --wan-rtt.
+ */
+struct sentry_est {
+	uint64_t silence_ns; /* the last silence NAK or re-send */
+	uint64_t resend_ns; /* the last gateway re-send (its report is due an RTT later) */
+	uint64_t rtt_t; /* when rtt_psn was sent; 0: nothing timed */
+	uint32_t rtt_psn;
+	uint32_t srtt_us, rttvar_us; /* 0: no sample yet */
+	bool tainted; /* a recovery while timing: the sample would measure it too */
+};
+#define RTT_GIVE_UP_NS 4000000000ull /* a timed PSN never covered (forgotten QP) */
 
 struct agent {
 	const struct lhd_config *cfg;
@@ -56,8 +74,13 @@ struct agent {
 	uint64_t *nacked_ns;
 	/* per ring: the last T/C-SACK report, and the QP's last_rx_ns it covered (Depot) */
 	uint64_t *sack_ns, *sack_rx_ns;
-	/* Sentry: the last silence NAK per QP, by a hash of its key (a rate limit) */
-	uint64_t silence_ns[SILENCE_SLOTS];
+	/* Sentry: per QP, by a hash of its key: silence rate limit, RTT estimate */
+	struct sentry_est *est;
+	uint32_t path_rto_us; /* the largest RTO of the QPs last tick: the re-send guard */
+	uint32_t path_srtt_us; /* ... and the largest srtt: every QP's RTO is at least that */
+	uint32_t guard_ms; /* ... as written to lh_config */
+	/* Depot: per ring, Depot-NACK retries since the QP last moved (backoff) */
+	uint8_t *nack_tries;
 	uint32_t report_seq;
 	/* Sentry, gateway recovery: the re-send queue (FIFO) and its pacer */
 	int pool_fd, config_fd, pace_fd;
@@ -66,7 +89,8 @@ struct agent {
 	struct gw_mark *gw_marks; /* rings x LH_RING_SIZE */
 	double gw_tokens; /* bytes the pacer may send now */
 	uint64_t gw_pace_ns; /* when the tokens were last topped up */
-	bool gw_pacing, gw_full;
+	bool gw_pacing, gw_full, gw_full_set, rtt_known;
+	uint64_t gw_bound; /* the copies' bound last tick */
 	struct lh_slot *slot_buf;
 	struct lh_ring *ring_buf;
 };
@@ -78,6 +102,43 @@ static uint64_t now_ns(void)
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC too */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct sentry_est *sentry_est_of(struct agent *ag, const struct lh_qp_key *k)
+{
+	const uint8_t *b = (const uint8_t *)k;
+	uint32_t h = 2166136261u, i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return &ag->est[h % SILENCE_SLOTS];
+}
+
+/* srtt + 4 rttvar, at most 2 srtt (as a tail-loss probe waits) */
+static uint32_t est_rto_us(const struct sentry_est *e)
+{
+	uint32_t var = 4 * e->rttvar_us;
+
+	return e->srtt_us + (var < e->srtt_us ? var : e->srtt_us);
+}
+
+/*
+ * What a QP's timers wait for a round trip: its RTO, at least --wan-rtt and
+ * at least the largest srtt of the gateway's QPs with data outstanding
+ * (path_srtt_us): they share
+ * its WAN link and its queue, and a QP whose samples all fell into
+ * recoveries (dropped) keeps an estimate from before the queue grew. Late
+ * costs more than early here: a re-send that comes after the NIC's own
+ * timeout costs a go-back-N of its window, one that comes too early a
+ * duplicate packet.
+ */
+static uint64_t sentry_rto_ns(const struct agent *ag, const struct sentry_est *e)
+{
+	uint64_t rto = est_rto_us(e);
+
+	if (rto < ag->path_srtt_us)
+		rto = ag->path_srtt_us;
+	return 1000 * (rto > ag->cfg->wan_rtt_us ? rto : ag->cfg->wan_rtt_us);
 }
 
 static bool is_v4mapped(const uint8_t *a)
@@ -405,7 +466,10 @@ static void gw_pace_arm(struct agent *ag, bool on)
 
 /*
  * Queue psn of QP k (ring) for a re-send, unless it is queued already or
- * went out less than the guard time ago (a WAN round trip: still on its way).
+ * went out less than the guard time ago (a WAN round trip: still on its
+ * way; doubled once the PSN was re-sent twice, so an RTT that outgrew the
+ * estimate costs fewer duplicates, but a PSN lost again in a burst is not
+ * left to the NIC's timeout).
  */
 static void gw_enqueue(struct agent *ag, const struct lh_qp_key *k, uint32_t ring, uint32_t psn,
 		       uint32_t slot, uint32_t now_ms, uint32_t guard_ms)
@@ -413,7 +477,9 @@ static void gw_enqueue(struct agent *ag, const struct lh_qp_key *k, uint32_t rin
 	struct gw_mark *m = &ag->gw_marks[(size_t)ring * LH_RING_SIZE + (psn & LH_RING_MASK)];
 	struct gw_req *r;
 
-	if (m->psn == psn && (m->ms == GW_QUEUED || now_ms - m->ms < guard_ms))
+	if (m->psn != psn)
+		m->tries = 0;
+	else if (m->ms == GW_QUEUED || now_ms - m->ms < (m->tries > 1 ? 2 * guard_ms : guard_ms))
 		return;
 	if (ag->gwq_len == ag->gwq_cap) {
 		ag->st.gw_queue_full++;
@@ -440,8 +506,11 @@ static uint32_t now_ms(void)
 /* A report named PSNs the Sentry has copies of (LH_EV_RESEND): queue them */
 static void gw_collect(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
 {
-	uint32_t i, psn, now = now_ms(), guard = ag->cfg->wan_rtt_us / 1000 + 1;
+	struct sentry_est *est = sentry_est_of(ag, k);
+	uint32_t i, psn, now = now_ms(), guard = (uint32_t)(sentry_rto_ns(ag, est) / 1000000) + 1;
 	struct lh_ring ring;
+
+	est->tainted = true;
 
 	if (qp->ring >= ag->cfg->rings || bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring))
 		return;
@@ -492,6 +561,8 @@ static size_t gw_send(struct agent *ag, const struct gw_req *r)
 		return 0;
 	m->psn = r->psn;
 	m->ms = now_ms();
+	m->tries++;
+	sentry_est_of(ag, &r->k)->resend_ns = now_ns();
 	ag->st.gw_resent++;
 	return len;
 stale:
@@ -525,23 +596,48 @@ static void gw_pace(struct agent *ag)
 
 /*
  * Each tick: the copies of all QPs in gateway recovery (what their NICs
- * sent and the far NICs have not ACKed) against the bound, rate x RTT.
- * Over it, the programs keep no new copy (LH_CFG_GW_FULL): those QPs fall
- * back to LR2 recovery.
+ * sent and the far NICs have not ACKed) against the bound, rate x RTT, the
+ * RTT being the largest RTO measured (queueing included; at least
+ * --wan-rtt's bound, at most half the pool; half the pool while a QP with
+ * data outstanding has no round trip measured yet). Over it, the programs keep no
+ * new copy (LH_CFG_GW_FULL): those QPs fall back to LR2 recovery.
  */
 static void gw_bound(struct agent *ag, uint64_t copies)
 {
-	struct lh_config c;
-	uint32_t zero = 0;
-	bool full = copies > ag->cfg->gw_bound_pkts;
+	uint64_t bound = ag->cfg->resend_rate_bps / 8 * ag->path_rto_us / 1000000 / 1024;
 
-	if (full)
+	/* a QP with data out and no round trip measured: it may be any, only the pool bounds */
+	if (!ag->rtt_known || bound > ag->cfg->pool_slots / 2)
+		bound = ag->cfg->pool_slots / 2;
+	if (bound < ag->cfg->gw_bound_pkts)
+		bound = ag->cfg->gw_bound_pkts;
+	ag->gw_bound = bound;
+	ag->gw_full = copies > bound;
+	if (ag->gw_full)
 		ag->st.gw_full_ticks++;
-	if (full == ag->gw_full || bpf_map_lookup_elem(ag->config_fd, &zero, &c))
+}
+
+/*
+ * What the programs read from the agent's measurements: GW_FULL, and the
+ * re-send guard of the Sentry's own re-sends (no copy goes out again
+ * sooner than the measured RTO). Written only when it changes.
+ */
+static void config_sync(struct agent *ag)
+{
+	uint32_t zero = 0, rto = ag->path_rto_us > ag->cfg->wan_rtt_us ? ag->path_rto_us
+									: ag->cfg->wan_rtt_us;
+	uint32_t guard = rto / 1000 + 1;
+	struct lh_config c;
+
+	if ((guard == ag->guard_ms && ag->gw_full == ag->gw_full_set) ||
+	    bpf_map_lookup_elem(ag->config_fd, &zero, &c))
 		return;
-	c.flags = full ? (c.flags | LH_CFG_GW_FULL) : (c.flags & ~LH_CFG_GW_FULL);
-	if (!bpf_map_update_elem(ag->config_fd, &zero, &c, BPF_EXIST))
-		ag->gw_full = full;
+	c.flags = ag->gw_full ? (c.flags | LH_CFG_GW_FULL) : (c.flags & ~LH_CFG_GW_FULL);
+	c.resend_guard_ms = guard;
+	if (!bpf_map_update_elem(ag->config_fd, &zero, &c, BPF_EXIST)) {
+		ag->guard_ms = guard;
+		ag->gw_full_set = ag->gw_full;
+	}
 }
 
 /* ---- the ring buffer ---- */
@@ -657,38 +753,84 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 }
 
 /*
+ * One tick of a Sentry QP's RTT estimate: the PSN timed is covered by a
+ * report (its time: when the report came) or by the receiver's ACK point
+ * (the tick's time, coarser); then the newest PSN sent is timed next.
+ * Reports and ACKs are cumulative: a loss before the timed PSN delays its
+ * sample by the recovery, so a sample taken across a recovery (LR2 episode
+ * or gateway re-sends of the QP) is dropped, as Karn's rule drops samples
+ * of retransmitted segments; but not the QP's first (at 1 % loss and a
+ * window of 128 most samples cross a recovery, and an unmeasured QP keeps
+ * the copies' bound open, gw_bound).
+ */
+static void sentry_rtt(struct sentry_est *e, const struct lh_qp *qp, uint64_t now)
+{
+	if (qp->flags & LH_QPF_SENTRY_BUSY)
+		e->tainted = true;
+	if (e->rtt_t) {
+		bool by_report = qp->s_sack_ns > e->rtt_t && psn_diff(qp->s_sack_epsn, e->rtt_psn) > 0;
+		uint64_t end = by_report ? qp->s_sack_ns : now;
+		uint32_t r, d;
+
+		if (!by_report && psn_diff(qp->s_una, e->rtt_psn) <= 0) {
+			if (now - e->rtt_t > RTT_GIVE_UP_NS)
+				e->rtt_t = 0;
+			return;
+		}
+		r = end > e->rtt_t ? (uint32_t)((end - e->rtt_t) / 1000) : 0;
+		if (e->tainted && e->srtt_us) {
+			/* no sample (the first is taken: long is the safe side) */
+		} else if (!e->srtt_us) {
+			e->srtt_us = r ? r : 1;
+			e->rttvar_us = r / 2;
+		} else {
+			d = r > e->srtt_us ? r - e->srtt_us : e->srtt_us - r;
+			e->rttvar_us = (3 * e->rttvar_us + d) / 4;
+			e->srtt_us = (7 * e->srtt_us + r) / 8;
+			if (!e->srtt_us)
+				e->srtt_us = 1;
+		}
+		e->rtt_t = 0;
+	}
+	if (qp->s_tx_ns && qp->s_una != qp->s_next) {
+		e->rtt_psn = psn_add(qp->s_next, ROCE_PSN_MASK);
+		e->rtt_t = qp->s_tx_ns;
+		e->tainted = (qp->flags & LH_QPF_SENTRY_BUSY) != 0;
+	}
+}
+
+/*
  * Sentry, T/C-SACK: "no ACK within 2T: resend the last packet". Data is
  * outstanding (the receiver has not acknowledged all the NIC sent), the
  * Depot has reported this QP before but not for 2T, and the NIC has sent
- * nothing new for an RTT + T (so nothing is merely in flight): the tail of
- * what it sent, or the reports, were lost. The NIC gets a NAK at what the
- * Depot last said it delivered (or the receiver's ACK point, if later): it
- * resends from there, which either fills the tail or, if everything
- * arrived, only acknowledges it. At most one per QP per 2T + RTT.
+ * nothing new for an RTO + T, nor the gateway re-sent anything (so nothing
+ * is merely in flight, or queued on the WAN: the RTO is the QP's measured
+ * round trip, see sentry_rtt): the
+ * tail of what it sent, or the reports, were lost. The NIC gets a NAK at
+ * what the Depot last said it delivered (or the receiver's ACK point, if
+ * later): it resends from there, which either fills the tail or, if
+ * everything arrived, only acknowledges it. At most one per QP per 2T + RTO.
  * With gateway recovery the Sentry does what the draft says instead: it
  * re-sends the last packet from its copy (the Depot then sees any gap
  * before it), and the NIC hears nothing.
  */
 static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
-			   uint64_t now, uint64_t sack_ns)
+			   struct sentry_est *est, uint64_t now, uint64_t sack_ns)
 {
-	uint64_t rtt_ns = (uint64_t)ag->cfg->wan_rtt_us * 1000, *last;
-	uint32_t h = 2166136261u, i, psn;
-	const uint8_t *b = (const uint8_t *)k;
+	uint64_t rto_ns = sentry_rto_ns(ag, est);
+	uint32_t psn;
 
 	if (!qp->s_sack_ns || qp->s_una == qp->s_next || !(qp->flags & LH_QPF_PAIRED))
 		return;
-	if (now < qp->s_sack_ns + 2 * sack_ns || now < qp->s_tx_ns + rtt_ns + sack_ns)
+	if (now < qp->s_sack_ns + 2 * sack_ns || now < qp->s_tx_ns + rto_ns + sack_ns ||
+	    now < est->resend_ns + rto_ns + sack_ns)
 		return;
-	for (i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 16777619u;
-	last = &ag->silence_ns[h % SILENCE_SLOTS];
-	if (now < *last + 2 * sack_ns + rtt_ns)
+	if (now < est->silence_ns + 2 * sack_ns + rto_ns)
 		return;
 	psn = psn_diff(qp->s_sack_epsn, qp->s_una) > 0 ? qp->s_sack_epsn : qp->s_una;
 	if (psn_diff(qp->s_next, psn) < 0)
 		return;
-	*last = now;
+	est->silence_ns = now;
 	if (ag->gwq && !(qp->flags & LH_QPF_GW_OFF) && qp->ring < ag->cfg->rings &&
 	    !bpf_map_lookup_elem(ag->ring_fd, &qp->ring, ag->ring_buf)) {
 		uint32_t tail = psn_add(qp->s_next, ROCE_PSN_MASK);
@@ -719,7 +861,8 @@ static void tick(struct agent *ag)
 	struct lh_qp_key k, cur, *prev = NULL;
 	struct lh_qp_key gone[64];
 	int nr_gone = 0, scanned = 0, i;
-	uint64_t copies = 0;
+	uint64_t copies = 0, retry_to;
+	uint32_t rto_max_us = 0, srtt_max_us = 0, unmeasured = 0;
 	struct lh_qp qp;
 
 	while (scanned++ < MAX_SCAN && !bpf_map_get_next_key(ag->qp_fd, prev, &cur)) {
@@ -732,8 +875,22 @@ static void tick(struct agent *ag)
 				gone[nr_gone++] = cur;
 			continue;
 		}
-		if ((qp.flags & LH_QPF_SENTRY) && sack_ns)
-			sentry_silence(ag, &cur, &qp, now, sack_ns);
+		if (qp.flags & LH_QPF_SENTRY) {
+			struct sentry_est *est = sentry_est_of(ag, &cur);
+
+			sentry_rtt(est, &qp, now);
+			if (!est->srtt_us && qp.s_una != qp.s_next)
+				unmeasured++;
+			/* the path: QPs with data out now (not a finished QP's old estimate) */
+			if (est->srtt_us && qp.s_una != qp.s_next) {
+				if (est_rto_us(est) > rto_max_us)
+					rto_max_us = est_rto_us(est);
+				if (est->srtt_us > srtt_max_us)
+					srtt_max_us = est->srtt_us;
+			}
+			if (sack_ns)
+				sentry_silence(ag, &cur, &qp, est, now, sack_ns);
+		}
 		if ((qp.flags & (LH_QPF_SENTRY | LH_QPF_GW_OFF)) == LH_QPF_SENTRY &&
 		    psn_diff(qp.s_next, qp.s_una) > 0)
 			copies += (uint64_t)psn_diff(qp.s_next, qp.s_una);
@@ -750,19 +907,37 @@ static void tick(struct agent *ag)
 				ag->st.kick_fail++;
 			continue;
 		}
-		/* a gap still open: its Depot-NACK or its retransmission was lost */
+		/*
+		 * A gap still open: its Depot-NACK or its retransmission was lost,
+		 * or is queued on the WAN longer than the timeout: each retry
+		 * without progress doubles the wait (up to 16 x), so a queue
+		 * that outgrew --wan-rtt does not fill with NACKed copies.
+		 */
+		if (qp.last_progress_ns > ag->nacked_ns[qp.ring])
+			ag->nack_tries[qp.ring] = 0;
+		retry_to = nack_to << (ag->nack_tries[qp.ring] < 4 ? ag->nack_tries[qp.ring] : 4);
 		if (qp.d_deliv != qp.d_high && now > qp.last_progress_ns &&
 		    now - qp.last_progress_ns > nack_to && now - qp.last_nack_ns > nack_to &&
-		    now - ag->nacked_ns[qp.ring] > nack_to) {
+		    now - ag->nacked_ns[qp.ring] > retry_to) {
 			ag->nacked_ns[qp.ring] = now;
+			if (ag->nack_tries[qp.ring] < UINT8_MAX)
+				ag->nack_tries[qp.ring]++;
 			send_report(ag, &cur, &qp, true, false);
 		}
 	}
 	for (i = 0; i < nr_gone; i++)
 		if (!bpf_map_lookup_elem(ag->qp_fd, &gone[i], &qp))
 			forget_qp(ag, &gone[i], &qp);
+	if (scanned < MAX_SCAN) {
+		ag->path_rto_us = rto_max_us;
+		ag->path_srtt_us = srtt_max_us;
+		ag->rtt_known = rto_max_us && !unmeasured;
+	}
+	if (ag->path_rto_us > ag->st.rto_max_us)
+		ag->st.rto_max_us = ag->path_rto_us;
 	if (ag->gwq)
 		gw_bound(ag, copies);
+	config_sync(ag);
 }
 
 static int open_wan_io(struct agent *ag)
@@ -809,17 +984,20 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.pool_free_fd = lhd_map_fd(dp, "lh_pool_free");
 	ag.ring_free_fd = lhd_map_fd(dp, "lh_ring_free");
 	ag.hostpair_fd = lhd_map_fd(dp, "lh_hostpair");
+	ag.config_fd = lhd_map_fd(dp, "lh_config");
+	ag.guard_ms = cfg->wan_rtt_us / 1000 + 1; /* as datapath.c set it */
 	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));
+	ag.nack_tries = calloc(cfg->rings, sizeof(*ag.nack_tries));
+	ag.est = calloc(SILENCE_SLOTS, sizeof(*ag.est));
 	ag.sack_ns = calloc(cfg->rings, sizeof(*ag.sack_ns));
 	ag.sack_rx_ns = calloc(cfg->rings, sizeof(*ag.sack_rx_ns));
-	if (!ag.nacked_ns || !ag.sack_ns || !ag.sack_rx_ns)
+	if (!ag.nacked_ns || !ag.sack_ns || !ag.sack_rx_ns || !ag.nack_tries || !ag.est)
 		goto out;
 	ag.ring_buf = malloc(sizeof(*ag.ring_buf));
 	if (!ag.ring_buf)
 		goto out;
 	if (cfg->gateway) {
 		ag.pool_fd = lhd_map_fd(dp, "lh_pool");
-		ag.config_fd = lhd_map_fd(dp, "lh_config");
 		ag.gwq_cap = cfg->gw_bound_pkts;
 		ag.gwq = calloc(ag.gwq_cap, sizeof(*ag.gwq));
 		ag.gw_marks = calloc((size_t)cfg->rings * LH_RING_SIZE, sizeof(*ag.gw_marks));
@@ -884,6 +1062,10 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
 		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
 		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten);
+	if (cfg->sentry)
+		pr_info("agent: Sentry round trips (RTO: srtt + 4 rttvar, at most 2 srtt): largest %u us, last %u us "
+			"(--wan-rtt %u us)\n",
+			ag.st.rto_max_us, ag.path_rto_us, cfg->wan_rtt_us);
 	if (cfg->gateway)
 		pr_info("agent: gateway recovery: %llu re-sends queued, %llu sent, %llu stale, "
 			"%llu not queued (queue full), %llu tail re-sends, %llu ticks over the bound\n",
@@ -907,6 +1089,8 @@ out:
 	free(ag.slot_buf);
 	free(ag.ring_buf);
 	free(ag.nacked_ns);
+	free(ag.nack_tries);
+	free(ag.est);
 	free(ag.sack_ns);
 	free(ag.sack_rx_ns);
 	return rc;

@@ -32,6 +32,7 @@ struct lhd_agent_stats {
 	uint64_t gw_queue_full; /* ... not queued: the queue was full (the Depot asks again) */
 	uint64_t gw_tail_resends; /* T/C-SACK silence: the last packet re-sent (no NAK) */
 	uint64_t gw_full_ticks; /* timer ticks with the copies over rate x RTT */
+	uint32_t rto_max_us; /* Sentry: the largest round trip measured (srtt + 4 rttvar) */
 };
 
 /* Run until *stop becomes non-zero; returns EXIT_OK or EXIT_KERNEL */

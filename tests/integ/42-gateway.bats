@@ -161,7 +161,9 @@ gw_tail() {
 	lr2_agents_up "${LR2_GW[@]}" --resend-rate 200mbit
 	lh_topo_up two-dc --rtt 2ms --match roce --seed 71 --loss-a2b 'random 1%' \
 		--rate 200mbit --queue $((8 * 128 * 1100 * 2))
-	lr2_xfer -q 8 -S 65536 -n 40
+	# NIC timeout 268 ms (-t 16), as an operator sets it for such a queue:
+	# a re-send waits behind ~45 ms of queue twice, longer than rxe's 67 ms
+	lr2_xfer -q 8 -S 65536 -n 40 -t 16
 	lr2_show
 	lr2_agents_down
 	grep -E "round trips|gateway recovery:" "$BATS_FILE_TMPDIR/gwa.log"
@@ -170,9 +172,7 @@ gw_tail() {
 	lr2_agents_up "${LR2_GW[@]}"
 	lr2_ok
 	receiver_saw_no_gap
-	jq_assert "$LR2_C" '.naks_received == 0'
-	[ "$(lr2_ctr a sentry_dnack_forward)" -eq 0 ]
-	[ "$(lr2_ctr a sentry_gw_fallback)" -eq 0 ]
+	nic_never_rewound
 	# the round trip it measured includes the queue: far above --wan-rtt
 	[ "${rto% us}" -gt 10000 ]
 	# about one re-send per loss, not one per report while the re-send is queued

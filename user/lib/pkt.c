@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "icrc.h"
+#include "bytes.h"
 #include "pkt.h"
 
 #define ETH_HDR_LEN 14
@@ -18,39 +19,6 @@
 #define IPV4_MF 0x2000
 #define IPV4_FRAG_OFF_MASK 0x1fff
 
-/* ---- byte helpers: the buffer may be unaligned ---- */
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
 
 void lh_pkt_spec_init(struct lh_pkt_spec *s, int family)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "bytes.h"
 #include "rsvp.h"
 
 /* Object sizes, object header included */
@@ -32,38 +33,6 @@
 #define QPN_MASK 0xffffffu
 #define EPOCH_MASK 0xffffffu
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
 
 /* ---------------------------------------------------------------- message types */
 
@@ -133,33 +102,32 @@ const char *rsvp_msg_name(uint8_t type)
 	}
 }
 
+/* The known objects: the bit of each class in rsvp_msg.objs */
+static const struct {
+	uint32_t bit;
+	uint8_t class_num;
+} known_classes[] = {
+	{ RSVP_OBJ_SESSION, RSVP_CLASS_SESSION },
+	{ RSVP_OBJ_HOP, RSVP_CLASS_RSVP_HOP },
+	{ RSVP_OBJ_TIME_VALUES, RSVP_CLASS_TIME_VALUES },
+	{ RSVP_OBJ_ERROR_SPEC, RSVP_CLASS_ERROR_SPEC },
+	{ RSVP_OBJ_FILTER_SPEC, RSVP_CLASS_FILTER_SPEC },
+	{ RSVP_OBJ_SENDER_TEMPLATE, RSVP_CLASS_SENDER_TEMPLATE },
+	{ RSVP_OBJ_MESSAGE_ID, RSVP_CLASS_MESSAGE_ID },
+	{ RSVP_OBJ_MESSAGE_ID_ACK, RSVP_CLASS_MESSAGE_ID_ACK },
+	{ RSVP_OBJ_CREDIT, RSVP_CLASS_CREDIT },
+	{ RSVP_OBJ_RDMA_QP, RSVP_CLASS_RDMA_QP },
+};
+
 /* The class of an object bit, for err_class */
 static uint8_t obj_class(uint32_t bit)
 {
-	switch (bit) {
-	case RSVP_OBJ_SESSION:
-		return RSVP_CLASS_SESSION;
-	case RSVP_OBJ_HOP:
-		return RSVP_CLASS_RSVP_HOP;
-	case RSVP_OBJ_TIME_VALUES:
-		return RSVP_CLASS_TIME_VALUES;
-	case RSVP_OBJ_ERROR_SPEC:
-		return RSVP_CLASS_ERROR_SPEC;
-	case RSVP_OBJ_FILTER_SPEC:
-		return RSVP_CLASS_FILTER_SPEC;
-	case RSVP_OBJ_SENDER_TEMPLATE:
-		return RSVP_CLASS_SENDER_TEMPLATE;
-	case RSVP_OBJ_MESSAGE_ID:
-		return RSVP_CLASS_MESSAGE_ID;
-	case RSVP_OBJ_MESSAGE_ID_ACK:
-		return RSVP_CLASS_MESSAGE_ID_ACK;
-	case RSVP_OBJ_CREDIT:
-		return RSVP_CLASS_CREDIT;
-	case RSVP_OBJ_RDMA_QP:
-		return RSVP_CLASS_RDMA_QP;
-	default:
-		return 0;
-	}
+	size_t i;
+
+	for (i = 0; i < sizeof(known_classes) / sizeof(known_classes[0]); i++)
+		if (known_classes[i].bit == bit)
+			return known_classes[i].class_num;
+	return 0;
 }
 
 void rsvp_msg_init(struct rsvp_msg *m, uint8_t type)
@@ -375,30 +343,12 @@ static bool lh_object(uint8_t class_num, const uint8_t *o, size_t olen)
 /* The object bit of a known class, or 0 */
 static uint32_t class_bit(uint8_t class_num)
 {
-	switch (class_num) {
-	case RSVP_CLASS_SESSION:
-		return RSVP_OBJ_SESSION;
-	case RSVP_CLASS_RSVP_HOP:
-		return RSVP_OBJ_HOP;
-	case RSVP_CLASS_TIME_VALUES:
-		return RSVP_OBJ_TIME_VALUES;
-	case RSVP_CLASS_ERROR_SPEC:
-		return RSVP_OBJ_ERROR_SPEC;
-	case RSVP_CLASS_FILTER_SPEC:
-		return RSVP_OBJ_FILTER_SPEC;
-	case RSVP_CLASS_SENDER_TEMPLATE:
-		return RSVP_OBJ_SENDER_TEMPLATE;
-	case RSVP_CLASS_MESSAGE_ID:
-		return RSVP_OBJ_MESSAGE_ID;
-	case RSVP_CLASS_MESSAGE_ID_ACK:
-		return RSVP_OBJ_MESSAGE_ID_ACK;
-	case RSVP_CLASS_CREDIT:
-		return RSVP_OBJ_CREDIT;
-	case RSVP_CLASS_RDMA_QP:
-		return RSVP_OBJ_RDMA_QP;
-	default:
-		return 0;
-	}
+	size_t i;
+
+	for (i = 0; i < sizeof(known_classes) / sizeof(known_classes[0]); i++)
+		if (known_classes[i].class_num == class_num)
+			return known_classes[i].bit;
+	return 0;
 }
 
 /* An object of a class the decoder does not know: RFC 2205 section 3.10 */

@@ -90,7 +90,6 @@ struct agent {
 	double gw_tokens; /* bytes the pacer may send now */
 	uint64_t gw_pace_ns; /* when the tokens were last topped up */
 	bool gw_pacing, gw_full, gw_full_set, rtt_known;
-	uint64_t gw_bound; /* the copies' bound last tick */
 	struct lh_slot *slot_buf;
 	struct lh_ring *ring_buf;
 };
@@ -611,7 +610,6 @@ static void gw_bound(struct agent *ag, uint64_t copies)
 		bound = ag->cfg->pool_slots / 2;
 	if (bound < ag->cfg->gw_bound_pkts)
 		bound = ag->cfg->gw_bound_pkts;
-	ag->gw_bound = bound;
 	ag->gw_full = copies > bound;
 	if (ag->gw_full)
 		ag->st.gw_full_ticks++;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "bytes.h"
 #include "fixtures.h"
 #include "tap.h"
 
@@ -48,17 +49,6 @@ void fx_build(struct fx_pkt *p, const struct lh_pkt_spec *s)
 	p->len = (size_t)n;
 	p->ext_ends_nr = 0;
 	fx_layout(p);
-}
-
-static void put16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static uint16_t get16(const uint8_t *b)
-{
-	return (uint16_t)(b[0] << 8 | b[1]);
 }
 
 static void fx_refresh(struct fx_pkt *p)

@@ -176,4 +176,4 @@ check: all
 clean:
 	$(Q)rm -rf $(O)
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+-include $(shell find $(O) -name '*.d' -type f 2>/dev/null)

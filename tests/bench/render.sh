@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Render $O/bench/results.json as the Markdown of docs/PERFORMANCE.md.
+# Render $O/bench/results.json as the Markdown of docs/PERFORMANCE.md. Each
+# section ends with its bench's JSON in a comment, from which run.sh restores
+# the benches a filtered run did not measure on this machine.
 set -eu
 r=$1
 cat <<HDR
@@ -19,4 +21,4 @@ jq -r '.benches[] |
 	(if .measured then "Measured \(.measured).\n\n" else "" end) +
 	"| case | metric | value | unit | baseline | ratio | runs | spread |\n|---|---|---:|---|---|---:|---:|---:|\n" +
 	([.rows[] | "| \(.case) | \(.metric) | \(.value) | \(.unit) | \(.baseline // "") | \(.ratio // "") | \(.runs // "") | \(.spread // "") |"] | join("\n")) +
-	"\n"' "$r"
+	"\n\n<!-- bench-json \(.name): \(tojson | gsub("--"; "-\\u002d")) -->\n"' "$r"

@@ -16,10 +16,6 @@
 #include "lib/parsed.h"
 #include "lib/stats.h"
 
-#ifndef TC_ACT_OK
-#define TC_ACT_OK 0
-#define TC_ACT_SHOT 2
-#endif
 
 struct resend_ctx {
 	struct __sk_buff *skb;

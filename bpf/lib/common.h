@@ -7,6 +7,13 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+/* TC verdicts (linux/pkt_cls.h, which vmlinux.h does not carry) */
+#ifndef TC_ACT_OK
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+#define TC_ACT_REDIRECT 7
+#endif
+
 #ifndef READ_ONCE
 #define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
 #endif

@@ -18,10 +18,6 @@
 #include "emit.h"
 #include "qp.h"
 
-#ifndef TC_ACT_OK
-#define TC_ACT_OK 0
-#define TC_ACT_SHOT 2
-#endif
 
 /*
  * Emit the held run from d_deliv, at most LH_BURST packets; clears

@@ -59,5 +59,7 @@ int do_stats_show(struct lh_cli *cli);
 int do_stats_opcodes(struct lh_cli *cli);
 int do_qps_show(struct lh_cli *cli);
 int do_pools_show(struct lh_cli *cli);
+int do_credits_show(struct lh_cli *cli);
+int do_credits_stats(struct lh_cli *cli);
 
 #endif /* LONGHAUL_H */

@@ -5,7 +5,7 @@
  *   longhaul [-j|--json] [-p|--pretty] [--instance NAME | --pin-dir DIR]
  *            OBJECT [COMMAND] [ARGS]
  *
- * Objects are status, stats, qps and pools; the first command of each
+ * Objects are status, stats, qps, pools and credits; the first command of each
  * (show) is the default, and an unambiguous prefix names an object or a
  * command ("longhaul q" is "longhaul qps show"). Everything is read from the
  * agent's lock file and its pinned maps, opened read-only. Errors go to
@@ -60,6 +60,12 @@ static const struct cmd pools_cmds[] = {
 	{ NULL, NULL, 0 },
 };
 
+static const struct cmd credits_cmds[] = {
+	{ "show", do_credits_show, CMD_OPT_KEY },
+	{ "stats", do_credits_stats, CMD_OPT_ALL },
+	{ NULL, NULL, 0 },
+};
+
 static const struct object objects[] = {
 	{ "status", status_cmds,
 	  "  status [show]           does an agent run for the instance: pid, mode, options, its\n"
@@ -80,6 +86,15 @@ static const struct object objects[] = {
 	{ "pools", pools_cmds,
 	  "  pools [show]            the packet pool: slots, used (held / backup / other, counted\n"
 	  "                          in the rings of the QPs), free, rings in use\n" },
+	{ "credits", credits_cmds,
+	  "  credits [show] [--key SRC,DST,QPN]\n"
+	  "                          credit flow control (lh_cr_flow, lh_cr_grant), per flow:\n"
+	  "                          state, role (first / transit / last hop), active path, bytes\n"
+	  "                          forwarded, held now, hold failures, age; per path: interface,\n"
+	  "                          next hop, alive, credit limit, sent, credit left (limit - sent,\n"
+	  "                          signed). A flow without a grant shows as pending\n"
+	  "  credits stats [--all]   the credit program's counters (lh_cr_stats) summed over\n"
+	  "                          CPUs; the non-zero ones unless --all\n" },
 	{ NULL, NULL, NULL },
 };
 

@@ -21,6 +21,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "lh_credit.h"
 #include "lh_maps.h"
 #include "lh_stats.h"
 #include "log.h"
@@ -409,6 +410,21 @@ static const struct field_spec ring_ent_fields[] = {
 	FIELD(lh_ring_ent, tag),
 };
 
+static const struct field_spec cr_flow_fields[] = {
+	FIELD(lh_cr_flow, fwd_bytes),	FIELD(lh_cr_flow, fwd_pkts),  FIELD(lh_cr_flow, sent),
+	FIELD(lh_cr_flow, held_bytes),	FIELD(lh_cr_flow, held_pkts), FIELD(lh_cr_flow, hold_fail),
+	FIELD(lh_cr_flow, redirected),	FIELD(lh_cr_flow, first_ns),  FIELD(lh_cr_flow, last_ns),
+	FIELD(lh_cr_flow, flags),
+};
+
+static const struct field_spec cr_grant_fields[] = {
+	FIELD(lh_cr_grant, state),	    FIELD(lh_cr_grant, active),
+	FIELD(lh_cr_grant, npaths),	    FIELD(lh_cr_grant, hold_cap),
+	FIELD(lh_cr_grant, limit),	    FIELD(lh_cr_grant, released_bytes),
+	FIELD(lh_cr_grant, released_pkts), FIELD(lh_cr_grant, ifindex),
+	FIELD(lh_cr_grant, nexthop),	    FIELD(lh_cr_grant, alive),
+};
+
 static const struct field_spec config_fields[] = {
 	FIELD(lh_config, dc_ifindex),
 	FIELD(lh_config, wan_ifindex),
@@ -423,6 +439,8 @@ static const struct struct_spec qp_struct = STRUCT(lh_qp, qp_fields);
 static const struct struct_spec ring_struct = STRUCT(lh_ring, ring_fields);
 static const struct struct_spec ring_ent_struct = STRUCT(lh_ring_ent, ring_ent_fields);
 static const struct struct_spec config_struct = STRUCT(lh_config, config_fields);
+static const struct struct_spec cr_flow_struct = STRUCT(lh_cr_flow, cr_flow_fields);
+static const struct struct_spec cr_grant_struct = STRUCT(lh_cr_grant, cr_grant_fields);
 
 const struct map_spec lh_map_specs[] = {
 	{ "lh_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct lh_stats), NULL,
@@ -442,6 +460,14 @@ const struct map_spec lh_map_specs[] = {
 	{ "lh_pool", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct lh_slot), NULL, NULL, NULL },
 	{ "lh_pool_free", BPF_MAP_TYPE_QUEUE, 0, sizeof(__u32), NULL, NULL, NULL },
 	{ "lh_events", BPF_MAP_TYPE_RINGBUF, 0, 0, NULL, NULL, NULL },
+	/* credit flow control (include/lh_credit.h) */
+	{ "lh_cr_flow", BPF_MAP_TYPE_HASH, sizeof(struct lh_qp_key), sizeof(struct lh_cr_flow),
+	  &qp_key_struct, &cr_flow_struct, NULL },
+	{ "lh_cr_grant", BPF_MAP_TYPE_HASH, sizeof(struct lh_qp_key), sizeof(struct lh_cr_grant),
+	  &qp_key_struct, &cr_grant_struct, NULL },
+	/* one __u64 per enum lh_cr_stat, indexed by it */
+	{ "lh_cr_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64), NULL, NULL,
+	  NULL },
 };
 const unsigned int lh_nr_map_specs = NR(lh_map_specs);
 
@@ -681,4 +707,148 @@ void warn_if_stopped(const struct lh_target *t)
 		pr_warn("no longhauld runs for %s: reading the pins it left behind (--keep-pins "
 			"or a crash)\n",
 			target_name(t));
+}
+
+/* ---- reading every entry of a hash map ---- */
+
+#define READ_BATCH 256
+
+/* One lookup, under the value's spin lock when asked and the map has one */
+int map_lookup(int fd, const void *key, void *val, __u64 elem_flags)
+{
+	if (!bpf_map_lookup_elem_flags(fd, key, val, elem_flags))
+		return 0;
+	if (!(elem_flags & BPF_F_LOCK) || errno != EINVAL)
+		return -errno;
+	/* a map without a spin lock in its BTF: a plain copy */
+	return bpf_map_lookup_elem(fd, key, val) ? -errno : 0;
+}
+
+struct entry_buf {
+	__u8 *keys, *vals;
+	__u32 n, cap, ksz, vsz;
+};
+
+/* Room for more entries: memory for the entries there are, not for max_entries */
+static int buf_grow(struct entry_buf *b, __u32 want)
+{
+	__u32 cap = b->cap ? b->cap : 64;
+	__u8 *k, *v;
+
+	if (want <= b->cap)
+		return 0;
+	while (cap < want)
+		cap *= 2;
+	k = realloc(b->keys, (size_t)cap * b->ksz);
+	if (!k)
+		return -ENOMEM;
+	b->keys = k;
+	v = realloc(b->vals, (size_t)cap * b->vsz);
+	if (!v)
+		return -ENOMEM;
+	b->vals = v;
+	b->cap = cap;
+	return 0;
+}
+
+/*
+ * Batched walk: the kernel hands out whole hash buckets, so an entry deleted
+ * or added meanwhile cannot make the walk start over (as get_next_key does
+ * when its previous key is gone). With BPF_F_LOCK each value is copied
+ * under its spin lock.
+ */
+static int read_batched(int fd, __u32 max, struct entry_buf *b, __u64 flags)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o, .elem_flags = flags);
+	__u32 chunk = READ_BATCH, count;
+	__u8 *in = calloc(2, b->ksz), *outb;
+	bool first = true;
+	int err = 0;
+
+	if (!in)
+		return -ENOMEM;
+	outb = in + b->ksz;
+	for (;;) {
+		count = chunk;
+		err = buf_grow(b, b->n + chunk);
+		if (err)
+			break;
+		/* appended after the entries read so far */
+		err = bpf_map_lookup_batch(fd, first ? NULL : in, outb,
+					   b->keys + (size_t)b->n * b->ksz,
+					   b->vals + (size_t)b->n * b->vsz, &count, &o) ?
+			      -errno :
+			      0;
+		if (err == -ENOSPC && chunk < max) {
+			/* a bucket larger than the chunk: take it in a bigger one */
+			chunk *= 2;
+			continue;
+		}
+		if (err && err != -ENOENT)
+			break;
+		b->n = b->n + count < max ? b->n + count : max;
+		if (err == -ENOENT || !count || b->n >= max) {
+			err = 0;
+			break;
+		}
+		memcpy(in, outb, b->ksz);
+		first = false;
+	}
+	free(in);
+	return err;
+}
+
+/* Key by key (kernels or maps without batch lookups); stops at max entries */
+static int read_iter(int fd, __u32 max, struct entry_buf *b, __u64 flags)
+{
+	__u8 *prev = NULL, *next = malloc(b->ksz);
+	int err = 0;
+
+	if (!next)
+		return -ENOMEM;
+	while (b->n < max && !bpf_map_get_next_key(fd, prev, next)) {
+		err = buf_grow(b, b->n + 1);
+		if (err)
+			break;
+		prev = b->keys + (size_t)b->n * b->ksz;
+		memcpy(prev, next, b->ksz);
+		if (map_lookup(fd, prev, b->vals + (size_t)b->n * b->vsz, flags))
+			continue; /* deleted meanwhile: its slot is reused */
+		b->n++;
+	}
+	free(next);
+	return err;
+}
+
+int map_read_all(const struct pinned_map *pm, __u64 elem_flags, void **keys, void **vals,
+		 __u32 *n)
+{
+	struct entry_buf b = { .ksz = pm->info.key_size, .vsz = pm->info.value_size };
+	__u32 max = pm->info.max_entries;
+	int err;
+
+	*keys = *vals = NULL;
+	*n = 0;
+	err = read_batched(pm->fd, max, &b, elem_flags);
+	if (err == -EINVAL && (elem_flags & BPF_F_LOCK)) {
+		/* a map without a spin lock in its BTF */
+		b.n = 0;
+		elem_flags &= ~(__u64)BPF_F_LOCK;
+		err = read_batched(pm->fd, max, &b, elem_flags);
+	}
+	if (err && err != -ENOMEM) {
+		pr_debug("batched lookup of %s: %s: walking key by key\n", pm->info.name,
+			 strerror(-err));
+		b.n = 0;
+		err = read_iter(pm->fd, max, &b, elem_flags);
+	}
+	if (err) {
+		free(b.keys);
+		free(b.vals);
+		return err;
+	}
+	*keys = b.keys;
+	*vals = b.vals;
+	*n = b.n;
+	return 0;
 }

@@ -100,6 +100,17 @@ void map_close(struct pinned_map *pm);
 /* Bytes of one CPU's value in a per-CPU map: the kernel rounds up to 8 */
 uint32_t percpu_stride(const struct pinned_map *pm);
 int possible_cpus(void);
+/* bpf_map_lookup_elem_flags; with BPF_F_LOCK on a map without a spin lock, a plain copy */
+int map_lookup(int fd, const void *key, void *val, __u64 elem_flags);
+/*
+ * Every entry of a hash map (at most max_entries), in batches where the
+ * kernel has them, else key by key: *keys holds n keys of key_size bytes,
+ * *vals n values of value_size bytes, both malloc'ed (NULL when n is 0).
+ * elem_flags: BPF_F_LOCK copies each value under its spin lock (dropped
+ * for a map without one). Returns 0 or -errno.
+ */
+int map_read_all(const struct pinned_map *pm, __u64 elem_flags, void **keys, void **vals,
+		 __u32 *n);
 /* Warn once when the pins read have no running agent (left by --keep-pins or a crash) */
 void warn_if_stopped(const struct lh_target *t);
 

@@ -4,7 +4,8 @@
  * RC connection), read under the entry's spin lock (BPF_F_LOCK) so each is
  * a consistent snapshot: addresses, QPNs, role, Depot and Sentry state, the
  * packets its ring holds, how long ago it saw a packet. Also the QP walk
- * that `longhaul pools show` counts slots with.
+ * that `longhaul pools show` counts slots with, and what `longhaul credits`
+ * shares: flow keys as text and --key, ages against the BPF clock.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,7 +29,7 @@ static bool is_v4mapped(const __u8 *a)
 	return !memcmp(a, pfx, sizeof(pfx));
 }
 
-static void addr_str(const __u8 *a, char *buf, size_t size)
+void addr_str(const __u8 *a, char *buf, size_t size)
 {
 	if (is_v4mapped(a))
 		inet_ntop(AF_INET, a + 12, buf, (socklen_t)size);
@@ -48,7 +49,7 @@ static bool addr_parse(const char *s, __u8 *a)
 }
 
 /* --key SRC,DST,QPN: the data direction's source, destination and destination QPN */
-static int key_parse(const char *arg, struct lh_qp_key *k)
+int key_parse(const char *arg, struct lh_qp_key *k)
 {
 	char buf[128], *src, *dst, *qpn, *end, *save = NULL;
 	unsigned long v;
@@ -75,155 +76,40 @@ bad:
 	return LH_EXIT_USAGE;
 }
 
-static int lookup_locked(int fd, const void *key, void *val)
-{
-	if (!bpf_map_lookup_elem_flags(fd, key, val, BPF_F_LOCK))
-		return 0;
-	if (errno != EINVAL)
-		return -errno;
-	/* a map without a spin lock in its BTF: a plain copy */
-	return bpf_map_lookup_elem(fd, key, val) ? -errno : 0;
-}
-
 static int cmp_entry(const void *a, const void *b)
 {
 	return memcmp(&((const struct qp_entry *)a)->key, &((const struct qp_entry *)b)->key,
 		      sizeof(struct lh_qp_key));
 }
 
-/* A growing array of entries: memory for the QPs there are, not for max_entries */
-struct qp_list {
-	struct qp_entry *e;
-	__u32 n, cap;
-};
-
-static struct qp_entry *list_add(struct qp_list *l)
-{
-	if (l->n == l->cap) {
-		__u32 cap = l->cap ? l->cap * 2 : 64;
-		struct qp_entry *e = realloc(l->e, cap * sizeof(*e));
-
-		if (!e)
-			return NULL;
-		l->e = e;
-		l->cap = cap;
-	}
-	return &l->e[l->n++];
-}
-
-#define BATCH 256
-
-/*
- * Batched walk: the kernel hands out whole hash buckets, so an entry deleted
- * or added meanwhile cannot make the walk start over (as get_next_key does
- * when its previous key is gone). With BPF_F_LOCK each value is copied
- * under its spin lock.
- */
-static int read_batched(int fd, __u32 max, struct qp_list *l, __u64 flags)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, o, .elem_flags = flags);
-	__u8 in[sizeof(struct lh_qp_key)], outb[sizeof(struct lh_qp_key)];
-	__u32 chunk = BATCH, count, i;
-	struct lh_qp_key *keys = NULL;
-	struct lh_qp *vals = NULL;
-	bool first = true;
-	int err = 0;
-
-	for (;;) {
-		if (!keys) {
-			keys = calloc(chunk, sizeof(*keys));
-			vals = calloc(chunk, sizeof(*vals));
-			if (!keys || !vals) {
-				err = -ENOMEM;
-				break;
-			}
-		}
-		count = chunk;
-		err = bpf_map_lookup_batch(fd, first ? NULL : in, outb, keys, vals, &count, &o) ?
-			      -errno :
-			      0;
-		if (err == -ENOSPC && chunk < max) {
-			/* a bucket larger than the chunk: take it in a bigger one */
-			chunk *= 2;
-			free(keys);
-			free(vals);
-			keys = NULL;
-			vals = NULL;
-			continue;
-		}
-		if (err && err != -ENOENT)
-			break;
-		for (i = 0; i < count && l->n < max; i++) {
-			struct qp_entry *e = list_add(l);
-
-			if (!e) {
-				err = -ENOMEM;
-				break;
-			}
-			e->key = keys[i];
-			e->qp = vals[i];
-		}
-		if (err == -ENOENT || !count || l->n >= max) {
-			err = err == -ENOMEM ? err : 0;
-			break;
-		}
-		if (err)
-			break;
-		memcpy(in, outb, sizeof(in));
-		first = false;
-	}
-	free(keys);
-	free(vals);
-	return err;
-}
-
-/* Key by key (kernels or maps without batch lookups); stops at max entries */
-static int read_iter(int fd, __u32 max, struct qp_list *l)
-{
-	struct lh_qp_key k, next, *prev = NULL;
-	struct lh_qp qp;
-	struct qp_entry *e;
-
-	while (l->n < max && !bpf_map_get_next_key(fd, prev, &next)) {
-		k = next;
-		prev = &k;
-		if (lookup_locked(fd, &k, &qp))
-			continue; /* deleted meanwhile */
-		e = list_add(l);
-		if (!e)
-			return -ENOMEM;
-		e->key = k;
-		e->qp = qp;
-	}
-	return 0;
-}
-
 int qps_read(const struct pinned_map *qp_map, struct qp_entry **out, __u32 *n)
 {
-	__u32 max = qp_map->info.max_entries;
-	struct qp_list l = { 0 };
+	struct lh_qp_key *keys;
+	struct lh_qp *vals;
+	struct qp_entry *e;
+	__u32 i;
 	int err;
 
 	*out = NULL;
 	*n = 0;
-	err = read_batched(qp_map->fd, max, &l, BPF_F_LOCK);
-	if (err == -EINVAL) {
-		/* a map without a spin lock in its BTF */
-		l.n = 0;
-		err = read_batched(qp_map->fd, max, &l, 0);
+	err = map_read_all(qp_map, BPF_F_LOCK, (void **)&keys, (void **)&vals, n);
+	if (err)
+		return err;
+	e = *n ? calloc(*n, sizeof(*e)) : NULL;
+	if (*n && !e)
+		err = -ENOMEM;
+	for (i = 0; e && i < *n; i++) {
+		e[i].key = keys[i];
+		e[i].qp = vals[i];
 	}
-	if (err && err != -ENOMEM) {
-		pr_debug("batched lookup of lh_qp: %s: walking key by key\n", strerror(-err));
-		l.n = 0;
-		err = read_iter(qp_map->fd, max, &l);
-	}
+	free(keys);
+	free(vals);
 	if (err) {
-		free(l.e);
+		*n = 0;
 		return err;
 	}
-	qsort(l.e, l.n, sizeof(*l.e), cmp_entry);
-	*out = l.e;
-	*n = l.n;
+	qsort(e, *n, sizeof(*e), cmp_entry);
+	*out = e;
 	return 0;
 }
 
@@ -285,7 +171,7 @@ static void print_flags(__u32 flags)
 	out_array_end();
 }
 
-static __u64 now_ns(void)
+__u64 now_ns(void)
 {
 	struct timespec ts;
 
@@ -294,7 +180,7 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-static void print_age(const char *key, __u64 now, __u64 then)
+void print_age(const char *key, __u64 now, __u64 then)
 {
 	out_usec(key, !then ? OUT_USEC_NONE : now > then ? (now - then) / 1000 : 0);
 }
@@ -413,7 +299,7 @@ int do_qps_show(struct lh_cli *cli)
 	have_ring = !rc;
 
 	if (cli->opt.key) {
-		rc = lookup_locked(qp_map.fd, &one.key, &one.qp);
+		rc = map_lookup(qp_map.fd, &one.key, &one.qp, BPF_F_LOCK);
 		if (rc) {
 			pr_err("no QP %s in lh_qp%s%s\n", cli->opt.key, rc == -ENOENT ? "" : ": ",
 			       rc == -ENOENT ? "" : strerror(-rc));

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Reading lh_qp and the rings of its QPs: shared by `qps show` and `pools show`. */
+/*
+ * Reading lh_qp and the rings of its QPs: shared by `qps show` and `pools
+ * show`; flow keys and ages, shared with `credits show`.
+ */
 #ifndef LONGHAUL_QPS_H
 #define LONGHAUL_QPS_H
+
+#include <stddef.h>
 
 #include "lh_maps.h"
 #include "pins.h"
@@ -20,6 +25,14 @@ struct slot_counts {
 
 /* Every entry of lh_qp, each copied under its lock, sorted by key; *out is malloc'ed */
 int qps_read(const struct pinned_map *qp_map, struct qp_entry **out, __u32 *n);
+/* A key address (IPv4 mapped or IPv6) as text */
+void addr_str(const __u8 *a, char *buf, size_t size);
+/* --key SRC,DST,QPN into a key; LH_EXIT_USAGE (printed) when it is not one */
+int key_parse(const char *arg, struct lh_qp_key *k);
+/* CLOCK_MONOTONIC in ns: what bpf_ktime_get_ns() returns */
+__u64 now_ns(void);
+/* key: microseconds from then to now (JSON null / "-" when then is 0) */
+void print_age(const char *key, __u64 now, __u64 then);
 /* The QP owns ring qp->ring of an lh_ring with nr_rings entries */
 bool qp_has_ring(const struct lh_qp *qp, __u32 nr_rings);
 /* Add the used entries of a ring to c */

@@ -76,6 +76,9 @@
 /* RFC 2205 ERROR_SPEC codes that the decoder's reasons map to */
 #define RSVP_ERRCODE_UNKNOWN_CLASS 13
 #define RSVP_ERRCODE_UNKNOWN_CTYPE 14
+/* RFC 3209: Routing Problem / No route available toward destination (a hop's paths all failed) */
+#define RSVP_ERRCODE_ROUTING 24
+#define RSVP_ERRVAL_NO_ROUTE 5
 
 /* Which objects a struct rsvp_msg holds (bit per class) */
 enum rsvp_obj {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
 
 #include "config.h"
 #include "log.h"
@@ -39,6 +40,12 @@ enum {
 	OPT_RECOVERY,
 	OPT_RESEND_RATE,
 	OPT_CONFIG,
+	OPT_CREDIT_ROUTE,
+	OPT_RSVP_NEIGHBOR,
+	OPT_CREDIT_BUFFER,
+	OPT_CREDIT_QUANTUM,
+	OPT_HEARTBEAT,
+	OPT_CREDIT_IDLE,
 };
 
 static const struct option long_opts[] = {
@@ -64,6 +71,12 @@ static const struct option long_opts[] = {
 	{ "recovery", required_argument, NULL, OPT_RECOVERY },
 	{ "resend-rate", required_argument, NULL, OPT_RESEND_RATE },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "credit-route", required_argument, NULL, OPT_CREDIT_ROUTE },
+	{ "rsvp-neighbor", required_argument, NULL, OPT_RSVP_NEIGHBOR },
+	{ "credit-buffer", required_argument, NULL, OPT_CREDIT_BUFFER },
+	{ "credit-quantum", required_argument, NULL, OPT_CREDIT_QUANTUM },
+	{ "heartbeat", required_argument, NULL, OPT_HEARTBEAT },
+	{ "credit-idle", required_argument, NULL, OPT_CREDIT_IDLE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -79,7 +92,8 @@ void lhd_usage(FILE *f)
 		"\n"
 		"  --dc IFACE          interface toward the local data center\n"
 		"  --wan IFACE         interface toward the long haul\n"
-		"  --mode MODE         lr2 (default): Depot and Sentry; observe: parse, count, pass\n"
+		"  --mode MODE         lr2 (default): Depot and Sentry; observe: parse, count, pass;\n"
+		"                      credit: a hop of credit-based flow control over RSVP\n"
 		"  --roles LIST        depot,sentry (default both)\n"
 		"  --instance NAME     pin under " DEFAULT_PIN_ROOT "/NAME (several gateways on a host)\n"
 		"  --pin-dir DIR       pin maps under DIR instead (on a bpf filesystem)\n"
@@ -107,12 +121,26 @@ void lhd_usage(FILE *f)
 		"                      the pool empty, a QP falls back to lr2 until all is ACKed)\n"
 		"  --resend-rate RATE  gateway recovery: pace of the re-sends (default wan-rate)\n"
 		"  --verify-icrc       observe mode: recompute every ICRC, count bad ones\n"
+		"Credit mode (docs/rsvp.md, docs/operations.md): --dc is optional (the side flows\n"
+		"start from), --wan unused; a router between two credit hops runs it without --dc.\n"
+		"  --credit-route PREFIX,NEXTHOP,IFACE  a path toward PREFIX (IPv4) via the RSVP\n"
+		"                      hop NEXTHOP on IFACE; repeat, most preferred first\n"
+		"  --rsvp-neighbor ADDR  accept RSVP from ADDR too (the routes' next hops are\n"
+		"                      accepted); repeat\n"
+		"  --credit-buffer SIZE  bytes reserved per flow: the credit granted upstream\n"
+		"                      and the most held here (default 256k)\n"
+		"  --credit-quantum SIZE  return credit upstream per SIZE forwarded (default\n"
+		"                      buffer / 4, at most 64k)\n"
+		"  --heartbeat TIME    R: a Reserve upstream at least every R; none for 3R and\n"
+		"                      a path counts as failed (default 50ms)\n"
+		"  --credit-idle TIME  a first hop ends a flow quiet for TIME (default 2s)\n"
 		"  --keep-pins         leave the pinned maps and the lock file after exit\n"
 		"                      (post-mortem reading with longhaul status/stats)\n"
 		"  --config FILE       read `key = value` lines (long options without --)\n"
 		"  -v, --verbose       debug messages, libbpf's included\n"
 		"  -h, --help\n"
-		"TIME: 250us, 20ms, 1s (bare numbers are ms); RATE: 100mbit, 10gbit, 1g.\n"
+		"TIME: 250us, 20ms, 1s (bare numbers are ms); RATE: 100mbit, 10gbit, 1g;\n"
+		"SIZE: 65536, 64k, 4m.\n"
 		"\n"
 		"Exit status: 0 stopped cleanly, %d bad usage or config, %d no such interface,\n"
 		"%d interface or pin directory in use, %d kernel refused (feature, verifier).\n",
@@ -186,6 +214,58 @@ static int set_iface(struct lh_iface *ifc, const char *name, const char *opt)
 	return 0;
 }
 
+/* "65536", "64k", "4m" (powers of 1024) -> bytes in [min, max] */
+static int parse_size(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* "10.2.0.0/24,10.0.1.2,wan1" */
+static int parse_cr_route(const char *arg, struct lhd_cr_route *r)
+{
+	char buf[128], *pfx, *nh, *ifn, *slash, *save;
+	unsigned long plen = 32;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	pfx = strtok_r(buf, ",", &save);
+	nh = strtok_r(NULL, ",", &save);
+	ifn = strtok_r(NULL, ",", &save);
+	if (!pfx || !nh || !ifn || strtok_r(NULL, ",", &save))
+		return -EINVAL;
+	slash = strchr(pfx, '/');
+	if (slash) {
+		char *end;
+
+		*slash = 0;
+		plen = strtoul(slash + 1, &end, 10);
+		if (end == slash + 1 || *end || plen > 32)
+			return -EINVAL;
+	}
+	if (inet_pton(AF_INET, pfx, &r->prefix) != 1 || inet_pton(AF_INET, nh, &r->nexthop) != 1 ||
+	    set_iface(&r->ifc, ifn, "credit-route"))
+		return -EINVAL;
+	r->plen = (uint8_t)plen;
+	r->mask = plen ? htonl(~0u << (32 - plen)) : 0;
+	r->prefix &= r->mask;
+	return 0;
+}
+
 /* One option, from the command line or the config file */
 static int apply(struct lhd_config *c, int opt, const char *arg, const char *name)
 {
@@ -201,6 +281,8 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 			c->mode = MODE_LR2;
 		else if (!strcmp(arg, "observe"))
 			c->mode = MODE_OBSERVE;
+		else if (!strcmp(arg, "credit"))
+			c->mode = MODE_CREDIT;
 		else
 			goto bad;
 		return 0;
@@ -305,6 +387,35 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 			goto bad;
 		c->qp_idle_s = t / 1000000;
 		return 0;
+	case OPT_CREDIT_ROUTE:
+		if (c->n_cr_routes >= LHD_MAX_CR_ROUTES || parse_cr_route(arg, &c->cr_routes[c->n_cr_routes]))
+			goto bad;
+		c->n_cr_routes++;
+		return 0;
+	case OPT_RSVP_NEIGHBOR:
+		if (c->n_rsvp_neighbors >= LHD_MAX_NEIGHBORS ||
+		    inet_pton(AF_INET, arg, &c->rsvp_neighbors[c->n_rsvp_neighbors]) != 1)
+			goto bad;
+		c->n_rsvp_neighbors++;
+		return 0;
+	case OPT_CREDIT_BUFFER:
+		if (parse_size(arg, 4096, 1u << 30, &c->cr_buffer))
+			goto bad;
+		return 0;
+	case OPT_CREDIT_QUANTUM:
+		if (parse_size(arg, 1, 1u << 30, &c->cr_quantum))
+			goto bad;
+		return 0;
+	case OPT_HEARTBEAT:
+		if (parse_time_us(arg, &t) || t < 1000 || t > 60000000)
+			goto bad;
+		c->heartbeat_ms = t / 1000;
+		return 0;
+	case OPT_CREDIT_IDLE:
+		if (parse_time_us(arg, &t) || t < 10000)
+			goto bad;
+		c->cr_idle_ms = t / 1000;
+		return 0;
 	case 'v':
 		c->verbose = true;
 		return 0;
@@ -399,6 +510,9 @@ static void defaults(struct lhd_config *c)
 	c->wan_rtt_us = 10000;
 	c->wan_rate_bps = 1000000000ull;
 	c->qp_idle_s = 30;
+	c->cr_buffer = 256 * 1024;
+	c->heartbeat_ms = 50;
+	c->cr_idle_ms = 2000;
 }
 
 /* What follows from the others: pin directory, pool size, timers */
@@ -416,7 +530,27 @@ static int derive(struct lhd_config *c)
 		else
 			snprintf(c->pin_dir, sizeof(c->pin_dir), DEFAULT_PIN_ROOT);
 	}
-	if (!c->dc.name[0] && !c->wan.name[0]) {
+	if (c->mode == MODE_CREDIT) {
+		if (!c->n_cr_routes) {
+			pr_warn("credit mode needs at least one --credit-route PREFIX,NEXTHOP,IFACE\n");
+			return -EINVAL;
+		}
+		if (c->wan.name[0]) {
+			pr_warn("--wan is not used in credit mode: the --credit-route interfaces are\n");
+			return -EINVAL;
+		}
+		if (!c->cr_quantum)
+			c->cr_quantum = c->cr_buffer / 4 < 65536 ? c->cr_buffer / 4 : 65536;
+		if (c->cr_quantum > c->cr_buffer / 2) {
+			pr_warn("--credit-quantum %u: at most half the buffer (%u)\n", c->cr_quantum,
+				c->cr_buffer);
+			return -EINVAL;
+		}
+	} else if (c->n_cr_routes || c->n_rsvp_neighbors) {
+		pr_warn("--credit-route and --rsvp-neighbor are for --mode credit\n");
+		return -EINVAL;
+	}
+	if (!c->dc.name[0] && !c->wan.name[0] && c->mode != MODE_CREDIT) {
 		pr_warn("no interface: give --dc IFACE and --wan IFACE\n");
 		return -EINVAL;
 	}

@@ -22,13 +22,27 @@ enum {
 enum lh_mode {
 	MODE_LR2, /* Depot and Sentry */
 	MODE_OBSERVE, /* the gateway pass-through: parse, count, pass */
+	MODE_CREDIT, /* credit-based flow control over RSVP, a hop of it (docs/rsvp.md) */
 };
+
 
 enum lh_xdp_mode { XDPM_AUTO, XDPM_NATIVE, XDPM_GENERIC };
 
 struct lh_iface {
 	char name[IF_NAMESIZE];
 	int ifindex;
+};
+
+#define LHD_MAX_CR_ROUTES 8
+#define LHD_MAX_NEIGHBORS 16
+
+/* --credit-route PREFIX,NEXTHOP,IFACE: a path toward PREFIX (IPv4, network order) */
+struct lhd_cr_route {
+	uint32_t prefix;
+	uint32_t mask;
+	uint8_t plen;
+	uint32_t nexthop;
+	struct lh_iface ifc;
 };
 
 struct lhd_config {
@@ -62,6 +76,15 @@ struct lhd_config {
 	bool gateway;
 	uint64_t resend_rate_bps; /* gateway: the re-sends' pace (default wan_rate_bps) */
 	uint32_t gw_bound_pkts; /* gateway: copies of all QPs at most rate x RTT, in 1 KiB packets */
+	/* credit-based flow control (--mode credit) */
+	struct lhd_cr_route cr_routes[LHD_MAX_CR_ROUTES]; /* in order of preference */
+	int n_cr_routes;
+	uint32_t rsvp_neighbors[LHD_MAX_NEIGHBORS]; /* IPv4, network order; the routes' next hops too */
+	int n_rsvp_neighbors;
+	uint32_t cr_buffer; /* bytes a hop reserves per flow: its initial credit and hold limit */
+	uint32_t cr_quantum; /* credit returned upstream once this many bytes were forwarded */
+	uint32_t heartbeat_ms; /* R: a Reserve at least this often; H = 3R without one: failed */
+	uint32_t cr_idle_ms; /* a first hop ends a flow quiet this long */
 };
 
 /* Defaults, then the config file (--config), then the command line; 0 or EXIT_USAGE */

@@ -16,10 +16,12 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "credit_tc.skel.h"
 #include "datapath.h"
 #include "dc_tc.skel.h"
 #include "dc_xdp.skel.h"
 #include "gateway.skel.h"
+#include "lh_credit.h"
 #include "lh_maps.h"
 #include "log.h"
 #include "wan_tc.skel.h"
@@ -43,7 +45,7 @@ static int size_maps(struct bpf_object *obj, const struct lhd_config *cfg)
 		uint32_t size = 0;
 
 		if (!strcmp(n, "lh_qp") || !strcmp(n, "lh_ack") || !strcmp(n, "lh_pair") ||
-		    !strcmp(n, "lh_hostpair"))
+		    !strcmp(n, "lh_hostpair") || !strcmp(n, "lh_cr_flow") || !strcmp(n, "lh_cr_grant"))
 			size = cfg->max_qps;
 		else if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
 			size = cfg->rings;
@@ -135,7 +137,7 @@ static int attach_xdp(int prog_fd, const struct lh_iface *ifc, const char *role,
 
 /* tcx where the kernel has it (6.6+), else a clsact qdisc and cls_bpf */
 static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifindex,
-		     const char *ifname, bool ingress, int slot)
+		     const char *ifname, bool ingress, struct bpf_link **slot)
 {
 	enum bpf_tc_attach_point pt = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = pt);
@@ -146,7 +148,7 @@ static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifin
 	if (!dp->tc_legacy) {
 		l = bpf_program__attach_tcx(prog, ifindex, NULL);
 		if (l) {
-			dp->tc_links[slot] = l;
+			*slot = l;
 			pr_info("attached tcx %s to %s\n", ingress ? "ingress" : "egress", ifname);
 			return 0;
 		}
@@ -331,12 +333,56 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 	dp->xdp_links[1] = fd;
 	if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_in"),
-		      cfg->dc.ifindex, cfg->dc.name, true, 0) ||
+		      cfg->dc.ifindex, cfg->dc.name, true, &dp->tc_links[0]) ||
 	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_out"),
-		      cfg->dc.ifindex, cfg->dc.name, false, 1) ||
+		      cfg->dc.ifindex, cfg->dc.name, false, &dp->tc_links[1]) ||
 	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[3], "lh_wan_in"),
-		      cfg->wan.ifindex, cfg->wan.name, true, 2))
+		      cfg->wan.ifindex, cfg->wan.name, true, &dp->tc_links[2]))
 		return EXIT_KERNEL;
+	return 0;
+}
+
+/*
+ * Credit mode: lh_cr_out on the egress of the DC interface (where a last hop
+ * counts what it forwards) and of every --credit-route interface (where a
+ * hop sends against its next hop's credit), each interface once.
+ */
+static int up_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	struct lh_cr_config cc = {
+		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
+		.hold_cap = cfg->cr_buffer,
+	};
+	const struct lh_iface *ifs[LHD_MAX_CR_ROUTES + 1];
+	struct bpf_program *prog;
+	uint32_t zero = 0;
+	const void *elf;
+	size_t sz;
+	int rc, i, j, n = 0;
+
+	elf = credit_tc_bpf__elf_bytes(&sz);
+	rc = load_obj(dp, elf, sz, "credit_tc", cfg, NULL);
+	if (rc)
+		return rc;
+	if (bpf_map_update_elem(lhd_map_fd(dp, "lh_cr_config"), &zero, &cc, BPF_ANY)) {
+		pr_warn("write lh_cr_config: %s\n", strerror(errno));
+		return EXIT_KERNEL;
+	}
+	if (cfg->dc.ifindex)
+		ifs[n++] = &cfg->dc;
+	for (i = 0; i < cfg->n_cr_routes; i++) {
+		for (j = 0; j < n && ifs[j]->ifindex != cfg->cr_routes[i].ifc.ifindex; j++)
+			;
+		if (j == n)
+			ifs[n++] = &cfg->cr_routes[i].ifc;
+	}
+	prog = bpf_object__find_program_by_name(dp->objs[0], "lh_cr_out");
+	for (i = 0; i < n; i++) {
+		dp->cr_ifindex[dp->nr_cr] = ifs[i]->ifindex;
+		if (attach_tc(dp, prog, ifs[i]->ifindex, ifs[i]->name, false,
+			      &dp->cr_links[dp->nr_cr++]))
+			return EXIT_KERNEL;
+	}
 	return 0;
 }
 
@@ -347,7 +393,12 @@ int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	memset(dp, 0, sizeof(*dp));
 	dp->xdp_links[0] = dp->xdp_links[1] = -1;
 	dp->kick_fd = -1;
-	rc = cfg->mode == MODE_OBSERVE ? up_observe(dp, cfg) : up_lr2(dp, cfg);
+	if (cfg->mode == MODE_OBSERVE)
+		rc = up_observe(dp, cfg);
+	else if (cfg->mode == MODE_CREDIT)
+		rc = up_credit(dp, cfg);
+	else
+		rc = up_lr2(dp, cfg);
 	if (rc)
 		lhd_datapath_down(dp, cfg);
 	return rc;
@@ -381,6 +432,13 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		bpf_link__destroy(dp->tc_links[i]);
 		dp->tc_links[i] = NULL;
 	}
+	for (i = 0; i < dp->nr_cr; i++) {
+		bpf_link__destroy(dp->cr_links[i]);
+		dp->cr_links[i] = NULL;
+		if (dp->tc_legacy && dp->cr_ifindex[i] != cfg->dc.ifindex)
+			detach_legacy_tc(dp->cr_ifindex[i], dp->clsact_created);
+	}
+	dp->nr_cr = 0;
 	if (dp->tc_legacy) {
 		detach_legacy_tc(cfg->dc.ifindex, dp->clsact_created);
 		detach_legacy_tc(cfg->wan.ifindex, dp->clsact_created);

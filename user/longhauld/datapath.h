@@ -19,6 +19,10 @@ struct lhd_datapath {
 	bool tc_legacy; /* attached with a clsact qdisc (kernels without tcx) */
 	bool clsact_created; /* ... that we created, so we remove it */
 	int kick_fd; /* lh_dc_kick, run by the agent */
+	/* credit mode: lh_cr_out on tcx egress of every credit interface */
+	struct bpf_link *cr_links[LHD_MAX_CR_ROUTES + 1];
+	int cr_ifindex[LHD_MAX_CR_ROUTES + 1];
+	int nr_cr;
 };
 
 /*

@@ -22,6 +22,7 @@
 
 #include "agent.h"
 #include "config.h"
+#include "credit.h"
 #include "datapath.h"
 #include "log.h"
 
@@ -199,6 +200,8 @@ int main(int argc, char **argv)
 	if (cfg.verbose)
 		lh_log_set_level(LH_LOG_DEBUG);
 	rc = resolve(&cfg.dc, "dc") ?: resolve(&cfg.wan, "wan");
+	for (int i = 0; !rc && i < cfg.n_cr_routes; i++)
+		rc = resolve(&cfg.cr_routes[i].ifc, "credit-route");
 	if (rc)
 		return rc;
 
@@ -237,7 +240,7 @@ int main(int argc, char **argv)
 	}
 	pr_info("maps pinned under %s; running (SIGINT/SIGTERM stops)\n", cfg.pin_dir);
 
-	rc = lhd_agent_run(&cfg, &dp, &stop);
+	rc = cfg.mode == MODE_CREDIT ? lhd_credit_run(&cfg, &dp, &stop) : lhd_agent_run(&cfg, &dp, &stop);
 	pr_info("stopping\n");
 	lhd_datapath_down(&dp, &cfg);
 	if (!cfg.keep_pins && cfg.instance[0])

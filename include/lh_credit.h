@@ -139,4 +139,12 @@ enum lh_cr_stat {
 		LH_CR_ST_MAX
 };
 
+/* lh_cr_stats' value (per CPU, one entry): one field per enum lh_cr_stat, in enum order */
+struct lh_cr_stats {
+#define LH_CR_STAT_FIELD(e, n, d) __u64 n;
+	LH_CR_STATS(LH_CR_STAT_FIELD)
+#undef LH_CR_STAT_FIELD
+};
+_Static_assert(sizeof(struct lh_cr_stats) == LH_CR_ST_MAX * sizeof(__u64), "one u64 per lh_cr_stat");
+
 #endif /* LH_CREDIT_H */

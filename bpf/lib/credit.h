@@ -43,14 +43,7 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_cr_events SEC(".maps");
 
-/* One field per enum lh_cr_stat, per CPU: `bpftool map dump` prints them by name */
-struct lh_cr_stats {
-#define LH_CR_STAT_FIELD(e, n, d) __u64 n;
-	LH_CR_STATS(LH_CR_STAT_FIELD)
-#undef LH_CR_STAT_FIELD
-};
-
-/* Verdict counters of lh_cr_out, written by it, read by longhaul and the tests */
+/* Verdict counters of lh_cr_out (struct lh_cr_stats: `bpftool map dump` names them), read by longhaul */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

@@ -1,10 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # `longhaul credits` against pinned credit maps (include/lh_credit.h) that
-# hold known entries. The maps come from the real credit program when it is
-# built ($O/bpf/credit_tc.bpf.o, loaded with bpftool and its maps pinned by
-# name, BTF and all), else are created by bpftool with the sizes of the
-# structs. Entries are written byte by byte from the struct layouts, so a
+# hold known entries. The maps are the real credit program's, pinned by an
+# idle longhauld --mode credit (BTF and all). Entries are written byte by byte from the struct layouts, so a
 # field the CLI reads at a wrong offset shows as a wrong value. Failure
 # classes: 3 no pins, 4 a map of the wrong value size.
 
@@ -69,26 +67,31 @@ mono_ns() {
 	python3 -c 'import time; print(time.monotonic_ns())'
 }
 
-# The three credit maps in $1: pinned from the real program, or made to its sizes
+# The credit maps in $1, pinned by a real agent: longhauld --mode credit in a
+# namespace of this file with one veth pair, no traffic (it never touches
+# entries of flows it does not know)
 make_maps() {
-	local d=$1 obj=$O/bpf/credit_tc.bpf.o
-	mkdir -p "$d"
-	if [ -f "$obj" ]; then
-		mkdir -p "$d/progs"
-		bpftool prog loadall "$obj" "$d/progs" pinmaps "$d"
-		MAPS_FROM="credit_tc.bpf.o"
-	else
-		bpftool map create "$d/lh_cr_flow" type hash key 36 value 104 entries 16 name lh_cr_flow
-		bpftool map create "$d/lh_cr_grant" type hash key 36 value 152 entries 16 name lh_cr_grant
-		bpftool map create "$d/lh_cr_stats" type percpu_array key 4 value 8 entries 14 name lh_cr_stats
-		MAPS_FROM="bpftool map create"
-	fi
+	local d=$1 ns i
+	ns=$(lh_ns cli)
+	ip -n "$ns" link add d0 type veth peer name d1
+	ip -n "$ns" addr add 10.9.0.1/24 dev d0
+	ip -n "$ns" link set d0 up
+	ip -n "$ns" link set d1 up
+	lh_bg "$ns" "$BATS_TEST_TMPDIR/agent.log" "$LH_BIN/longhauld" --mode credit --pin-dir "$d" \
+		--credit-route 10.9.9.0/24,10.9.0.2,d0 >/dev/null
+	for i in $(seq 100); do
+		grep -q running "$BATS_TEST_TMPDIR/agent.log" && return 0
+		sleep 0.1
+	done
+	cat "$BATS_TEST_TMPDIR/agent.log" >&2
+	return 1
 }
 
 setup() {
 	lh_require_root
 	lh_require_cmd bpftool jq python3
-	[ -x "$LH_BIN/longhaul" ] || skip "no $LH_BIN/longhaul (make)"
+	[ -x "$LH_BIN/longhaul" ] && [ -x "$LH_BIN/longhauld" ] || skip "no $LH_BIN/longhaul (make)"
+	lh_bpffs
 	PIN=$(lh_pin_dir)
 	make_maps "$PIN"
 	NOW=$(mono_ns)
@@ -161,7 +164,9 @@ teardown() {
 }
 
 @test "credits stats: lh_cr_stats summed over CPUs, by name" {
-	bpftool map update pinned "$PIN/lh_cr_stats" key hex 06 00 00 00 value hex $(le 7 8)
+	# struct lh_cr_stats: field 6 (forwarded) is 7, the others 0
+	bpftool map update pinned "$PIN/lh_cr_stats" key hex 00 00 00 00 \
+		value hex $(le 0 48) $(le 7 8) $(le 0 56)
 	lh -j --pin-dir "$PIN" credits stats
 	[ "$status" -eq 0 ]
 	cpus=$(jq_get "$output" .cpus)

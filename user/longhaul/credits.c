@@ -253,47 +253,16 @@ out:
 	return rc;
 }
 
-/* lh_cr_stats: one __u64 per CPU at each index of enum lh_cr_stat, summed */
+/* lh_cr_stats: struct lh_cr_stats per CPU, summed */
 int do_credits_stats(struct lh_cli *cli)
 {
-	__u64 total[LH_CR_ST_MAX] = { 0 }, v;
-	struct pinned_map pm;
-	__u32 key, stride;
-	int cpus, cpu, rc;
-	char *buf;
+	__u64 total[LH_CR_ST_MAX] = { 0 };
+	unsigned int key;
+	int cpus, rc;
 
-	rc = map_open(&cli->target, "lh_cr_stats", &pm);
+	rc = sum_percpu(&cli->target, "lh_cr_stats", total, LH_CR_ST_MAX, &cpus);
 	if (rc)
 		return rc;
-	warn_if_stopped(&cli->target);
-	if (pm.info.max_entries < LH_CR_ST_MAX) {
-		pr_err("pinned map lh_cr_stats has %u entries, this build counts %d\n",
-		       pm.info.max_entries, LH_CR_ST_MAX);
-		map_close(&pm);
-		return LH_EXIT_INCOMPAT;
-	}
-	cpus = possible_cpus();
-	stride = percpu_stride(&pm);
-	buf = calloc((size_t)cpus, stride);
-	if (!buf) {
-		map_close(&pm);
-		return LH_EXIT_ERROR;
-	}
-	for (key = 0; key < LH_CR_ST_MAX; key++) {
-		if (bpf_map_lookup_elem(pm.fd, &key, buf)) {
-			pr_err("read lh_cr_stats[%u]: %s\n", key, strerror(errno));
-			free(buf);
-			map_close(&pm);
-			return LH_EXIT_ERROR;
-		}
-		for (cpu = 0; cpu < cpus; cpu++) {
-			memcpy(&v, buf + (size_t)cpu * stride, sizeof(v));
-			total[key] += v;
-		}
-	}
-	free(buf);
-	map_close(&pm);
-
 	out_key_width(24);
 	out_num_width(12);
 	out_object_begin(NULL);

@@ -61,5 +61,8 @@ int do_qps_show(struct lh_cli *cli);
 int do_pools_show(struct lh_cli *cli);
 int do_credits_show(struct lh_cli *cli);
 int do_credits_stats(struct lh_cli *cli);
+/* Sum a one-entry per-CPU map of n __u64 counters (lh_stats ...) into total[n]; 0 or LH_EXIT_* */
+int sum_percpu(const struct lh_target *t, const char *name, __u64 *total, unsigned int n,
+	       int *nr_cpus);
 
 #endif /* LONGHAUL_H */

@@ -465,9 +465,9 @@ const struct map_spec lh_map_specs[] = {
 	  &qp_key_struct, &cr_flow_struct, NULL },
 	{ "lh_cr_grant", BPF_MAP_TYPE_HASH, sizeof(struct lh_qp_key), sizeof(struct lh_cr_grant),
 	  &qp_key_struct, &cr_grant_struct, NULL },
-	/* one __u64 per enum lh_cr_stat, indexed by it */
-	{ "lh_cr_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64), NULL, NULL,
-	  NULL },
+	/* struct lh_cr_stats: one __u64 per enum lh_cr_stat, one entry */
+	{ "lh_cr_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct lh_cr_stats), NULL,
+	  NULL, NULL },
 };
 const unsigned int lh_nr_map_specs = NR(lh_map_specs);
 

@@ -15,12 +15,9 @@
 #include "pins.h"
 #include "pkt.h"
 
-/*
- * Sum a one-entry per-CPU map of n __u64 counters into total[n]. The
- * kernel copies each CPU's value at a stride of value_size rounded up to 8.
- */
-static int sum_percpu(const struct lh_target *t, const char *name, __u64 *total, unsigned int n,
-		      int *nr_cpus)
+/* The kernel copies each CPU's value at a stride of value_size rounded up to 8 */
+int sum_percpu(const struct lh_target *t, const char *name, __u64 *total, unsigned int n,
+	       int *nr_cpus)
 {
 	struct pinned_map pm;
 	__u32 key = 0, stride;

@@ -160,9 +160,9 @@ int lh_cr_out(struct __sk_buff *skb)
 			lh_cr_count(st, LH_CR_ST_COUNTED);
 			return TC_ACT_OK;
 		}
-		/* set up under way: hold up to the configured limit */
+		/* set up under way: hold up to the configured limit (no path to charge yet) */
 		cap = cfg ? cfg->hold_cap : 0;
-		return cr_hold(skb, f, &key, 0, p.l3_off, len, 0, cap, st);
+		return cr_hold(skb, f, &key, LH_CR_MAX_PATHS, p.l3_off, len, 0, cap, st);
 	}
 	switch (g->state) {
 	case LH_CRS_ACTIVE:
@@ -170,7 +170,8 @@ int lh_cr_out(struct __sk_buff *skb)
 	case LH_CRS_PENDING:
 		if (skb->mark == LH_CR_MARK)
 			goto released;
-		return cr_hold(skb, f, &key, 0, p.l3_off, len, g->released_bytes, g->hold_cap, st);
+		return cr_hold(skb, f, &key, LH_CR_MAX_PATHS, p.l3_off, len, g->released_bytes,
+			       g->hold_cap, st);
 	default: /* last hop, open, ending: count what leaves */
 		cr_charge(f, LH_CR_MAX_PATHS, len);
 		lh_cr_count(st, LH_CR_ST_COUNTED);

@@ -274,8 +274,16 @@ static struct bpf_program *find_prog(struct lh_harness *h, const char *prog)
 int lh_harness_run_tc(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
 		      uint32_t ifindex, uint32_t *verdict, void *out, size_t *out_len)
 {
-	struct bpf_program *p = find_prog(h, prog);
 	struct __sk_buff skb = { .ifindex = ifindex };
+
+	return lh_harness_run_skb(h, prog, in, in_len, &skb, verdict, out, out_len);
+}
+
+int lh_harness_run_skb(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
+		       const struct __sk_buff *ctx, uint32_t *verdict, void *out, size_t *out_len)
+{
+	struct bpf_program *p = find_prog(h, prog);
+	struct __sk_buff skb = *ctx;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (uint32_t)in_len,
 		    .data_out = out, .data_size_out = (uint32_t)*out_len, .repeat = 1,
 		    .ctx_in = &skb, .ctx_size_in = sizeof(skb));

@@ -62,6 +62,14 @@ struct bpf_object *lh_harness_obj(struct lh_harness *h);
 int lh_harness_run_tc(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
 		      uint32_t ifindex, uint32_t *verdict, void *out, size_t *out_len);
 
+/*
+ * Run a TC program with the skb fields BPF_PROG_TEST_RUN takes from ctx
+ * (ifindex, ingress_ifindex, mark, priority, cb ...)
+ */
+struct __sk_buff;
+int lh_harness_run_skb(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
+		       const struct __sk_buff *ctx, uint32_t *verdict, void *out, size_t *out_len);
+
 /* Run one packet through program 'prog'; returns 0 and the verdict/output */
 int lh_harness_run(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
 		   uint32_t *verdict, void *out, size_t *out_len);

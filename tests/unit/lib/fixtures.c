@@ -7,6 +7,7 @@
 
 #include "bytes.h"
 #include "fixtures.h"
+#include "lh_maps.h"
 #include "tap.h"
 
 uint32_t fx_rand(unsigned int *seed)
@@ -199,4 +200,19 @@ void fx_random_roce(struct fx_pkt *p, unsigned int *seed, size_t max_payload)
 		s.payload = payload;
 	}
 	fx_build(p, &s);
+}
+
+void fx_qp_key(const struct fx_pkt *p, struct lh_qp_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (p->family == AF_INET) {
+		k->saddr[10] = k->saddr[11] = k->daddr[10] = k->daddr[11] = 0xff;
+		memcpy(&k->saddr[12], p->b + p->l3_off + 12, 4);
+		memcpy(&k->daddr[12], p->b + p->l3_off + 16, 4);
+	} else {
+		memcpy(k->saddr, p->b + p->l3_off + 8, 16);
+		memcpy(k->daddr, p->b + p->l3_off + 24, 16);
+	}
+	k->dqpn = (uint32_t)p->b[p->bth_off + 5] << 16 | (uint32_t)p->b[p->bth_off + 6] << 8 |
+		  p->b[p->bth_off + 7];
 }

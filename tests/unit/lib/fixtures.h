@@ -51,4 +51,8 @@ void fx_random_roce(struct fx_pkt *p, unsigned int *seed, size_t max_payload);
 
 uint32_t fx_rand(unsigned int *seed);
 
+/* The lh_qp key of p as the programs build it: addresses IPv6 or IPv4 mapped, BTH dest QP */
+struct lh_qp_key;
+void fx_qp_key(const struct fx_pkt *p, struct lh_qp_key *k);
+
 #endif /* LH_TEST_FIXTURES_H */

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Credit-based flow control end to end (issue 7) in the dual-path topology
+# (2 ms per path), lhperf WRITE from src to dst, CREDIT_BENCH_QPS QPs:
+#  - goodput with credit control on and off, on an uncongested path and on a
+#    congested one (rt1 -> gwb limited by tbf to 100 Mbit/s with a 200 KB queue,
+#    smaller than the QPs' windows together): ratios against credit off on the
+#    same path in the same run; the bottleneck's drops beside them
+#  - signalling overhead for a few coalescing settings (--credit-quantum): the
+#    RSVP bytes all four agents sent (IPv4 header included) per data byte
+#    delivered, from the agents' exit counters
+# Prints the bench JSON (tests/bench/run.sh) on stdout.
+#   CREDIT_BENCH_RUNS  runs per case, median taken (default 3)
+#   CREDIT_BENCH_SECS  seconds per run (default 2)
+#   CREDIT_BENCH_QPS   QPs (default 4)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+O=${O:-$PWD/build}
+case "$O" in /*) ;; *) O=$PWD/$O ;; esac
+BIN=$O/bin
+P=${CREDIT_BENCH_PREFIX:-lhcb}
+RUNS=${CREDIT_BENCH_RUNS:-3}
+SECS=${CREDIT_BENCH_SECS:-2}
+QPS=${CREDIT_BENCH_QPS:-4}
+TOPO=topologies/dual-path.sh
+TMP=$(mktemp -d)
+AGENTS=()
+NODES=(gwa rt1 rt2 gwb)
+
+ex() { nsenter --net="/var/run/netns/$P-$1" -- "${@:2}"; }
+
+routes() {
+	case $1 in
+	gwa) echo --dc dc --credit-route 10.2.0.0/24,10.0.1.2,wan1 --credit-route 10.2.0.0/24,10.0.2.2,wan2 ;;
+	gwb) echo --dc dc --credit-route 10.1.0.0/24,10.0.11.1,wan1 --credit-route 10.1.0.0/24,10.0.12.1,wan2 ;;
+	rt1) echo --credit-route 10.2.0.0/24,10.0.11.2,gwb --credit-route 10.1.0.0/24,10.0.1.1,gwa ;;
+	rt2) echo --credit-route 10.2.0.0/24,10.0.12.2,gwb --credit-route 10.1.0.0/24,10.0.2.1,gwa ;;
+	esac
+}
+
+agents_down() {
+	local pid
+	for pid in "${AGENTS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	AGENTS=()
+}
+
+cleanup() {
+	agents_down
+	"$TOPO" down --prefix "$P" -q >/dev/null 2>&1 || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# agents_up [LONGHAULD OPTIONS]: longhauld --mode credit on the four hops
+agents_up() {
+	local n i
+	for n in "${NODES[@]}"; do
+		# shellcheck disable=SC2046
+		nsenter --net="/var/run/netns/$P-$n" -- "$BIN/longhauld" --mode credit --instance "$P-$n" \
+			$(routes "$n") "$@" >"$TMP/$n.log" 2>&1 &
+		AGENTS+=($!)
+	done
+	for n in "${NODES[@]}"; do
+		for i in $(seq 100); do
+			grep -q running "$TMP/$n.log" && break
+			sleep 0.1
+		done
+		grep -q running "$TMP/$n.log" || { cat "$TMP/$n.log" >&2; return 1; }
+	done
+}
+
+# rsvp_bytes: RSVP bytes the stopped agents sent, all together
+rsvp_bytes() {
+	local n
+	for n in "${NODES[@]}"; do
+		sed -n 's/.*credit agent: //p' "$TMP/$n.log" | tail -1
+	done | jq -s 'map(.tx_bytes) | add'
+}
+
+drops() {
+	ex rt1 tc -s -j qdisc show dev gwb | jq '[.[] | select(.kind == "tbf") | .drops] | add // 0'
+}
+
+# xfer: one run; prints {status, goodput, bytes, drops}
+xfer() {
+	local d0 out
+	d0=$(drops)
+	ex dst timeout 60 "$BIN/lhperf" --server --json --listen-timeout 20 >/dev/null 2>&1 &
+	local srv=$!
+	out=$(ex src timeout 90 "$BIN/lhperf" --json --connect-timeout 10 --qps "$QPS" -D "$SECS" \
+		-t 16 10.2.0.10 2>/dev/null) || true
+	wait "$srv" 2>/dev/null || true
+	jq -c --argjson d "$(($(drops) - d0))" '{status, goodput: .goodput_gbps, bytes, drops: $d,
+		timeouts}' <<<"${out:-{\}}" 2>/dev/null || echo '{"status":"error","goodput":0,"bytes":0}'
+}
+
+# measure: median of RUNS runs by goodput
+measure() {
+	local i
+	for i in $(seq "$RUNS"); do
+		xfer
+	done | jq -s -c 'sort_by(.goodput) | .[(length / 2 | floor)] + {runs: length,
+		spread: ((map(.goodput) | max) - (map(.goodput) | min)), drops_all: (map(.drops) | add)}'
+}
+
+rows=()
+add() { # add CASE METRIC UNIT VALUE BASELINE_CASE RATIO RUNS SPREAD
+	rows+=("$(jq -cn --arg c "$1" --arg m "$2" --arg u "$3" --argjson v "$4" --arg b "$5" \
+		--argjson r "$6" --argjson n "$7" --argjson s "$8" \
+		'{case: $c, metric: $m, unit: $u, value: $v, baseline: (if $b == "" then null else $b end),
+		  ratio: $r, runs: $n, spread: $s}')")
+}
+ratio() { awk -v g="$1" -v b="$2" 'BEGIN { print (b > 0 ? int(g / b * 100) / 100 : 0) }'; }
+r4() { awk -v v="$1" 'BEGIN { print int(v * 10000 + 0.5) / 10000 }'; }
+
+"$TOPO" up --prefix "$P" -q --rtt 2ms >/dev/null
+
+# ---- goodput, credit off and on, uncongested then congested
+for path in open tbf; do
+	label="uncongested"
+	if [ "$path" = tbf ]; then
+		ex rt1 tc qdisc replace dev gwb root tbf rate 100mbit burst 32kb limit 200kb
+		label="rt1->gwb 100 Mbit/s, 200 KB queue"
+	fi
+	off=$(measure)
+	base="credit off, $label"
+	add "$base" goodput Gb/s "$(r4 "$(jq .goodput <<<"$off")")" "" null "$RUNS" \
+		"$(r4 "$(jq .spread <<<"$off")")"
+	[ "$path" = tbf ] && add "$base" "bottleneck drops (all runs)" packets "$(jq .drops_all <<<"$off")" "" null "$RUNS" null
+	agents_up --credit-buffer 64k --credit-quantum 16k
+	on=$(measure)
+	agents_down
+	add "credit on (64 KB per flow and hop), $label" goodput Gb/s "$(r4 "$(jq .goodput <<<"$on")")" \
+		"$base" "$(ratio "$(jq .goodput <<<"$on")" "$(jq .goodput <<<"$off")")" "$RUNS" \
+		"$(r4 "$(jq .spread <<<"$on")")"
+	[ "$path" = tbf ] && add "credit on (64 KB per flow and hop), $label" "bottleneck drops (all runs)" packets \
+		"$(jq .drops_all <<<"$on")" "" null "$RUNS" null
+	echo "$label: off $off on $on" >&2
+done
+ex rt1 tc qdisc del dev gwb root 2>/dev/null || true
+
+# ---- signalling overhead per coalescing quantum (uncongested, buffer 256 KB)
+for q in 8k 16k 64k; do
+	agents_up --credit-buffer 256k --credit-quantum "$q"
+	run=$(xfer)
+	agents_down
+	rb=$(rsvp_bytes)
+	pct=$(awk -v r="$rb" -v d="$(jq .bytes <<<"$run")" 'BEGIN { print (d > 0 ? int(r / d * 100 * 1000 + 0.5) / 1000 : 0) }')
+	echo "quantum $q: $run, RSVP $rb bytes, $pct %" >&2
+	add "credit quantum $q, buffer 256 KB, 4 hops" "RSVP bytes per data byte" "%" "$pct" "" null 1 null
+done
+
+printf '%s\n' "${rows[@]}" | jq -s --arg q "$QPS" --arg s "$SECS" '{name: "credit-e2e",
+	title: "Credit-based flow control end to end: goodput on and off, signalling overhead",
+	notes: ("lhperf WRITE, 64 KB messages, MTU 1024, \($q) QPs, \($s) s runs, NIC timeout 268 ms (-t 16), dual-path topology (2 ms per path), longhauld --mode credit on gwa, rt1, rt2, gwb. Goodput ratios are against credit off on the same path in the same run. Signalling: RSVP bytes sent by all four agents (IPv4 header included: Reserves, heartbeats every R = 50 ms, Path init, End) per data byte delivered; the target is 1 %."),
+	rows: .}'

@@ -8,7 +8,12 @@
 #    same path in the same run; the bottleneck's drops beside them
 #  - signalling overhead for a few coalescing settings (--credit-quantum): the
 #    RSVP bytes all four agents sent (IPv4 header included) per data byte
-#    delivered, from the agents' exit counters
+#    delivered, from the agents' exit counters; three hop-to-hop links carry
+#    data and credit (gwa-rt1, rt1-gwb, and the ACKs' way back), the backup path
+#    heartbeats
+# gwa, the data's first hop, gets 256 KB per flow: it must hold a NIC's whole
+# window (128 x 1 KB); the other hops 48 KB, so that 4 flows' credit (192 KB) fits
+# the bottleneck's 200 KB queue.
 # Prints the bench JSON (tests/bench/run.sh) on stdout.
 #   CREDIT_BENCH_RUNS  runs per case, median taken (default 3)
 #   CREDIT_BENCH_SECS  seconds per run (default 2)
@@ -54,13 +59,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# agents_up [LONGHAULD OPTIONS]: longhauld --mode credit on the four hops
+# agents_up [LONGHAULD OPTIONS]: longhauld --mode credit on the four hops; FIRST_BUFFER
+# (if set) is gwa's buffer: the data's first hop faces NICs nothing throttles, so it must
+# hold a whole window per QP (128 x 1 KB packets) or pass the excess uncontrolled. gwb's
+# buffer is the credit it grants rt1, which bounds what queues at the bottleneck
 agents_up() {
-	local n i
+	local n i first=()
 	for n in "${NODES[@]}"; do
+		first=()
+		case $n in gwa) [ -z "${FIRST_BUFFER:-}" ] || first=(--credit-buffer "$FIRST_BUFFER") ;; esac
 		# shellcheck disable=SC2046
 		nsenter --net="/var/run/netns/$P-$n" -- "$BIN/longhauld" --mode credit --instance "$P-$n" \
-			$(routes "$n") "$@" >"$TMP/$n.log" 2>&1 &
+			$(routes "$n") "$@" "${first[@]}" >"$TMP/$n.log" 2>&1 &
 		AGENTS+=($!)
 	done
 	for n in "${NODES[@]}"; do
@@ -130,13 +140,13 @@ for path in open tbf; do
 	add "$base" goodput Gb/s "$(r4 "$(jq .goodput <<<"$off")")" "" null "$RUNS" \
 		"$(r4 "$(jq .spread <<<"$off")")"
 	[ "$path" = tbf ] && add "$base" "bottleneck drops (all runs)" packets "$(jq .drops_all <<<"$off")" "" null "$RUNS" null
-	agents_up --credit-buffer 64k --credit-quantum 16k
+	FIRST_BUFFER=256k agents_up --credit-buffer 48k --credit-quantum 12k
 	on=$(measure)
 	agents_down
-	add "credit on (64 KB per flow and hop), $label" goodput Gb/s "$(r4 "$(jq .goodput <<<"$on")")" \
+	add "credit on (48 KB per flow and hop), $label" goodput Gb/s "$(r4 "$(jq .goodput <<<"$on")")" \
 		"$base" "$(ratio "$(jq .goodput <<<"$on")" "$(jq .goodput <<<"$off")")" "$RUNS" \
 		"$(r4 "$(jq .spread <<<"$on")")"
-	[ "$path" = tbf ] && add "credit on (64 KB per flow and hop), $label" "bottleneck drops (all runs)" packets \
+	[ "$path" = tbf ] && add "credit on (48 KB per flow and hop), $label" "bottleneck drops (all runs)" packets \
 		"$(jq .drops_all <<<"$on")" "" null "$RUNS" null
 	echo "$label: off $off on $on" >&2
 done
@@ -155,5 +165,5 @@ done
 
 printf '%s\n' "${rows[@]}" | jq -s --arg q "$QPS" --arg s "$SECS" '{name: "credit-e2e",
 	title: "Credit-based flow control end to end: goodput on and off, signalling overhead",
-	notes: ("lhperf WRITE, 64 KB messages, MTU 1024, \($q) QPs, \($s) s runs, NIC timeout 268 ms (-t 16), dual-path topology (2 ms per path), longhauld --mode credit on gwa, rt1, rt2, gwb. Goodput ratios are against credit off on the same path in the same run. Signalling: RSVP bytes sent by all four agents (IPv4 header included: Reserves, heartbeats every R = 50 ms, Path init, End) per data byte delivered; the target is 1 %."),
+	notes: ("lhperf WRITE, 64 KB messages, MTU 1024, \($q) QPs, \($s) s runs, NIC timeout 268 ms (-t 16), dual-path topology (2 ms per path), longhauld --mode credit on gwa, rt1, rt2, gwb. Goodput ratios are against credit off on the same path in the same run. gwa (the data's first hop) 256 KB per flow (a NIC window of 128 x 1 KB must fit: what a first hop cannot hold passes uncontrolled), the other hops 48 KB (4 flows x 48 KB of credit fit the bottleneck's 200 KB queue). Signalling: RSVP bytes sent by all four agents together (IPv4 header included: Reserves, heartbeats every R = 50 ms, Path init, End) per data byte delivered; the target is 1 % per link, and three links carry credit for the data."),
 	rows: .}'

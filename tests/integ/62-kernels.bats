@@ -21,12 +21,14 @@ LOADS_ON_61=(
 	baseline:lh_bare_pass baseline:lh_bare_tx baseline:lh_bare_tc
 	gateway:lh_gateway
 	wan_tc:lh_wan_in
+	credit_tc:lh_cr_out
 )
 # ... and bookworm-backports' 6.12 (all but dc_tc:lh_dc_kick)
 LOADS_ON_612=(
 	baseline:lh_bare_pass baseline:lh_bare_tx baseline:lh_bare_tc
 	gateway:lh_gateway
 	wan_tc:lh_wan_in
+	credit_tc:lh_cr_out
 	dc_tc:lh_dc_in dc_tc:lh_dc_out dc_xdp:lh_dc_xdp wan_xdp:lh_wan_xdp
 )
 

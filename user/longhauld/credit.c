@@ -97,6 +97,7 @@ struct cr_path {
 	uint32_t end_id;
 	int tries;
 	uint64_t next_try_ns;
+	unsigned int refusals; /* PathErrs in a row: the back-off of its probes */
 };
 
 enum cr_phase { PH_SETUP, PH_RUN, PH_ENDING };
@@ -278,7 +279,7 @@ static void send_path(struct cr_agent *a, struct cr_flow *f, int i)
 			a->c.tx_path++;
 	}
 	p->tries++;
-	p->next_try_ns = now_ns() + ms_ns(f->refresh_ms);
+	p->next_try_ns = now_ns() + (ms_ns(f->refresh_ms) << p->refusals);
 }
 
 /* A Reserve to upstream hop u: initial (answering Path init id), credit return or heartbeat */
@@ -655,6 +656,7 @@ static void on_reserve(struct cr_agent *a, const struct rsvp_msg *m, uint32_t fr
 			f->first_answer_ns = now;
 		p->answered = true;
 		p->failed = false;
+		p->refusals = 0;
 		pr_debug("credit: qp %u: path %d (%s) answered, credit %llu, try %d\n", f->dqpn, i,
 			 p->rt->ifc.name, (unsigned long long)rsvp_credit_bytes(m->credit.credit, m->credit.unit),
 			 p->tries);
@@ -755,8 +757,10 @@ static void on_path_err(struct cr_agent *a, uint32_t from, struct cr_flow *f)
 		a->c.path_failures++;
 	p->alive = false;
 	p->answered = false;
-	p->tries = 0;
-	p->next_try_ns = now_ns() + ms_ns(f->refresh_ms);
+	/* probed again with Path inits, backing off while the hop keeps refusing: R, 2R ... 64R */
+	p->tries = 1;
+	p->refusals += p->refusals < 6;
+	p->next_try_ns = now_ns() + (ms_ns(f->refresh_ms) << p->refusals);
 	f->grant.alive[i] = 0;
 	grant_write(a, f);
 }

@@ -33,6 +33,13 @@
 #                    is counted in .tap.to_guest.dropped
 #   --accel A        auto (default: kvm only with /dev/kvm and VMX/SVM), tcg, kvm
 #   --logs DIR       keep the guests' consoles and raw results in DIR
+#   --capture LIST   tcpdump (-s 0, UDP port 4791 only) on these interfaces of
+#                    the topology while the guests run: NODE:IFACE[,NODE:IFACE...]
+#                    (e.g. gwa:dc,gwb:wan; NODE is the namespace P-NODE); one
+#                    classic pcap NODE-IFACE.pcap each in --capture-dir, listed
+#                    in the JSON's .captures (check them with roce-pcap.py)
+#   --capture-dir D  where the pcaps go (default: the --logs directory)
+#   --capture-max N  packets per capture at most (default 100000, ~110 MB)
 #   -q               no progress on stderr
 #
 # Exit status: 0 both commands exited 0; 1 a command failed (JSON printed);
@@ -57,10 +64,11 @@ QUIET=0
 info() { [ "$QUIET" = 1 ] || printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 PREFIX= TEST=ib_write_bw NAME=io$$ IMAGE=$O/interop TIMEOUT=120 RETRY=40 MEM=512 TAPQ=1000
-ACCEL=auto LOGS= ARGS=() HAVE_ARGS=0
+ACCEL=auto LOGS= ARGS=() HAVE_ARGS=0 CAPTURE= CAPDIR= CAPMAX=100000
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--prefix | --test | --name | --image | --timeout | --retry | --mem | --tap-queue | --accel | --logs)
+	--prefix | --test | --name | --image | --timeout | --retry | --mem | --tap-queue | --accel | --logs | \
+		--capture | --capture-dir | --capture-max)
 		[ $# -ge 2 ] || usage_die "$1 needs a value"
 		case "$1" in
 		--prefix) PREFIX=$2 ;;
@@ -73,6 +81,9 @@ while [ $# -gt 0 ]; do
 		--tap-queue) TAPQ=$2 ;;
 		--accel) ACCEL=$2 ;;
 		--logs) LOGS=$2 ;;
+		--capture) CAPTURE=$2 ;;
+		--capture-dir) CAPDIR=$2 ;;
+		--capture-max) CAPMAX=$2 ;;
 		esac
 		shift 2
 		;;
@@ -99,12 +110,21 @@ ib_write_bw | ib_send_bw | ib_read_bw | ib_write_lat | ib_send_lat | ib_read_lat
 *) usage_die "--test '$TEST': one of ib_write_bw ib_send_bw ib_read_bw ib_write_lat ib_send_lat ib_read_lat ibv_rc_pingpong" ;;
 esac
 [[ "$NAME" =~ ^[a-zA-Z][a-zA-Z0-9_]{0,12}$ ]] || usage_die "--name '$NAME': 1 to 13 letters, digits or _"
-for v in "timeout $TIMEOUT" "retry $RETRY" "mem $MEM" "tap-queue $TAPQ"; do
+for v in "timeout $TIMEOUT" "retry $RETRY" "mem $MEM" "tap-queue $TAPQ" "capture-max $CAPMAX"; do
 	[[ "${v#* }" =~ ^[0-9]+$ ]] || usage_die "--${v%% *} '${v#* }' is not a whole number"
 done
 [ "$TIMEOUT" -ge 30 ] || usage_die "--timeout must be at least 30 (two boots and a test)"
 [ "$MEM" -ge 128 ] || usage_die "--mem must be at least 128"
 case "$ACCEL" in auto | tcg | kvm) ;; *) usage_die "--accel must be auto, tcg or kvm" ;; esac
+CAPS=()
+if [ -n "$CAPTURE" ]; then
+	IFS=, read -r -a CAPS <<<"$CAPTURE"
+	for c in "${CAPS[@]}"; do
+		[[ "$c" =~ ^[a-z0-9]+:[a-zA-Z0-9_.-]+$ ]] || usage_die "--capture '$c': NODE:IFACE"
+	done
+	[ -n "$CAPDIR" ] || CAPDIR=$LOGS
+	[ -n "$CAPDIR" ] || usage_die "--capture needs --capture-dir or --logs"
+fi
 if [ "$HAVE_ARGS" = 0 ]; then
 	case "$TEST" in *_bw) ARGS=(-s 65536 -D 10) ;; esac
 fi
@@ -116,6 +136,7 @@ done
 for c in qemu-system-x86_64 cpio ip tc nsenter jq timeout; do
 	command -v "$c" >/dev/null 2>&1 || die "missing tool '$c' (make deps installs it)"
 done
+[ "${#CAPS[@]}" = 0 ] || command -v tcpdump >/dev/null 2>&1 || die "--capture needs tcpdump (make deps installs it)"
 [ -f "$IMAGE/image.json" ] && [ -f "$IMAGE/initramfs.cpio.gz" ] ||
 	die "no guest image in $IMAGE (make interop-image)"
 KERNEL=$(jq -r .kernel "$IMAGE/image.json")
@@ -138,9 +159,19 @@ fi
 TMP=$(mktemp -d "/tmp/$PROG.$NAME.XXXXXX")
 PIDS=()
 WIRED=()
+CAP_PIDS=()
+
+# captures_stop: SIGINT each tcpdump (it writes out what it buffered) and wait
+captures_stop() {
+	local pid
+	for pid in "${CAP_PIDS[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
+	for pid in "${CAP_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	CAP_PIDS=()
+}
 
 cleanup() {
 	local pid ns tap
+	captures_stop
 	for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
 	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
 	for x in "${WIRED[@]}"; do
@@ -248,7 +279,47 @@ base="$TEST -d rxe0 $gidopt \$LH_GID$targs"
 job server "$DST" "$base"
 job client "$SRC" "$base $(jq -r .ip "$TMP/$DST.facts")"
 
+# captures_start: one tcpdump per --capture entry, each until it listens
+captures_start() {
+	local c node ifc i
+	[ "${#CAPS[@]}" -gt 0 ] || return 0
+	mkdir -p "$CAPDIR"
+	for c in "${CAPS[@]}"; do
+		node=${c%%:*} ifc=${c#*:}
+		[ -e "/var/run/netns/$PREFIX-$node" ] || die "--capture $c: no namespace $PREFIX-$node"
+		rm -f "$CAPDIR/$node-$ifc.pcap"
+		# nsenter execs tcpdump: $! is tcpdump itself
+		nsenter --net="/var/run/netns/$PREFIX-$node" -- tcpdump -n -s 0 -U -i "$ifc" \
+			-c "$CAPMAX" -w "$CAPDIR/$node-$ifc.pcap" udp port 4791 \
+			</dev/null >/dev/null 2>"$TMP/cap-$node-$ifc.log" &
+		CAP_PIDS+=($!)
+	done
+	for c in "${CAPS[@]}"; do
+		node=${c%%:*} ifc=${c#*:}
+		for i in $(seq 100); do
+			grep -q "listening on" "$TMP/cap-$node-$ifc.log" && break
+			sleep 0.1
+		done
+		grep -q "listening on" "$TMP/cap-$node-$ifc.log" ||
+			die "--capture $c: tcpdump did not start: $(cat "$TMP/cap-$node-$ifc.log")"
+	done
+}
+
+# captures_json: [{node, iface, file, captured, dropped_by_kernel}] of the captures
+captures_json() {
+	local c node ifc l
+	for c in "${CAPS[@]}"; do
+		node=${c%%:*} ifc=${c#*:} l=$TMP/cap-$node-$ifc.log
+		jq -cn --arg n "$node" --arg i "$ifc" --arg f "$CAPDIR/$node-$ifc.pcap" \
+			--arg c "$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$l")" \
+			--arg d "$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$l")" --argjson max "$CAPMAX" \
+			'{node: $n, iface: $i, file: $f, captured: ($c | tonumber? // null),
+			  dropped_by_kernel: ($d | tonumber? // null), max: $max}'
+	done | jq -s -c .
+}
+
 info "$TEST${targs} from $SRC to $DST ($ACCEL, kernel $(jq -r .kernel_version "$IMAGE/image.json"))"
+captures_start
 t0=$(date +%s.%N)
 boot server "$DST" "${NAME}d"
 boot client "$SRC" "${NAME}s"
@@ -273,6 +344,9 @@ for role in client server; do
 	wait "${!pid_var}" 2>/dev/null || true
 done
 wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+sleep 0.2 # the last frames through the gateways
+captures_stop
+CAPTURES=$(captures_json)
 
 # tap_json NS TAP: the guest's side of the DC link; tx is toward the guest
 tap_json() {
@@ -371,9 +445,10 @@ S=$(guest_json server "$DST")
 C=$(guest_json client "$SRC")
 jq -n --arg test "$TEST" --argjson args "$(printf '%s\n' "${ARGS[@]}" | jq -R . | jq -s 'map(select(. != ""))')" \
 	--arg prefix "$PREFIX" --arg accel "$ACCEL" --argjson image "$(cat "$IMAGE/image.json")" \
-	--argjson wall "$wall" --argjson s "$S" --argjson c "$C" '
+	--argjson wall "$wall" --argjson s "$S" --argjson c "$C" --argjson cap "${CAPTURES:-[]}" '
 	{test: $test, args: $args, prefix: $prefix, accel: $accel,
-	 kernel: $image.kernel_version, wall_s: $wall, client: $c, server: $s}'
+	 kernel: $image.kernel_version, wall_s: $wall, client: $c, server: $s}
+	+ (if $cap == [] then {} else {captures: $cap} end)'
 
 if jq -e '.error' <<<"$S" >/dev/null || jq -e '.error' <<<"$C" >/dev/null; then
 	info "a guest gave no result: server $(jq -r '.error // "ok"' <<<"$S"), client $(jq -r '.error // "ok"' <<<"$C")"

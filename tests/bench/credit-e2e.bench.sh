@@ -28,11 +28,7 @@ RUNS=${CREDIT_BENCH_RUNS:-3}
 SECS=${CREDIT_BENCH_SECS:-2}
 QPS=${CREDIT_BENCH_QPS:-4}
 TOPO=topologies/dual-path.sh
-TMP=$(mktemp -d)
-AGENTS=()
 NODES=(gwa rt1 rt2 gwb)
-
-ex() { nsenter --net="/var/run/netns/$P-$1" -- "${@:2}"; }
 
 routes() {
 	case $1 in
@@ -43,43 +39,22 @@ routes() {
 	esac
 }
 
-agents_down() {
-	local pid
-	for pid in "${AGENTS[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	AGENTS=()
-}
-
-cleanup() {
-	agents_down
-	"$TOPO" down --prefix "$P" -q >/dev/null 2>&1 || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=tests/bench/lib.sh
+. tests/bench/lib.sh
 
 # agents_up [LONGHAULD OPTIONS]: longhauld --mode credit on the four hops; FIRST_BUFFER
 # (if set) is gwa's buffer: the data's first hop faces NICs nothing throttles, so it must
 # hold a whole window per QP (128 x 1 KB packets) or pass the excess uncontrolled. gwb's
 # buffer is the credit it grants rt1, which bounds what queues at the bottleneck
 agents_up() {
-	local n i first=()
+	local n first=()
 	for n in "${NODES[@]}"; do
 		first=()
 		case $n in gwa) [ -z "${FIRST_BUFFER:-}" ] || first=(--credit-buffer "$FIRST_BUFFER") ;; esac
 		# shellcheck disable=SC2046
-		nsenter --net="/var/run/netns/$P-$n" -- "$BIN/longhauld" --mode credit --instance "$P-$n" \
-			$(routes "$n") "$@" "${first[@]}" >"$TMP/$n.log" 2>&1 &
-		AGENTS+=($!)
+		agent_start "$n" --mode credit --instance "$P-$n" $(routes "$n") "$@" "${first[@]}"
 	done
-	for n in "${NODES[@]}"; do
-		for i in $(seq 100); do
-			grep -q running "$TMP/$n.log" && break
-			sleep 0.1
-		done
-		grep -q running "$TMP/$n.log" || { cat "$TMP/$n.log" >&2; return 1; }
-	done
+	agents_wait "${NODES[@]}"
 }
 
 # rsvp_bytes: RSVP bytes the stopped agents sent, all together
@@ -116,14 +91,7 @@ measure() {
 		spread: ((map(.goodput) | max) - (map(.goodput) | min)), drops_all: (map(.drops) | add)}'
 }
 
-rows=()
-add() { # add CASE METRIC UNIT VALUE BASELINE_CASE RATIO RUNS SPREAD
-	rows+=("$(jq -cn --arg c "$1" --arg m "$2" --arg u "$3" --argjson v "$4" --arg b "$5" \
-		--argjson r "$6" --argjson n "$7" --argjson s "$8" \
-		'{case: $c, metric: $m, unit: $u, value: $v, baseline: (if $b == "" then null else $b end),
-		  ratio: $r, runs: $n, spread: $s}')")
-}
-ratio() { awk -v g="$1" -v b="$2" 'BEGIN { print (b > 0 ? int(g / b * 100) / 100 : 0) }'; }
+r2() { awk -v g="$1" -v b="$2" 'BEGIN { print (b > 0 ? int(g / b * 100) / 100 : 0) }'; }
 r4() { awk -v v="$1" 'BEGIN { print int(v * 10000 + 0.5) / 10000 }'; }
 
 "$TOPO" up --prefix "$P" -q --rtt 2ms >/dev/null
@@ -144,7 +112,7 @@ for path in open tbf; do
 	on=$(measure)
 	agents_down
 	add "credit on (48 KB per flow and hop), $label" goodput Gb/s "$(r4 "$(jq .goodput <<<"$on")")" \
-		"$base" "$(ratio "$(jq .goodput <<<"$on")" "$(jq .goodput <<<"$off")")" "$RUNS" \
+		"$base" "$(r2 "$(jq .goodput <<<"$on")" "$(jq .goodput <<<"$off")")" "$RUNS" \
 		"$(r4 "$(jq .spread <<<"$on")")"
 	[ "$path" = tbf ] && add "credit on (48 KB per flow and hop), $label" "bottleneck drops (all runs)" packets \
 		"$(jq .drops_all <<<"$on")" "" null "$RUNS" null
@@ -165,5 +133,5 @@ done
 
 printf '%s\n' "${rows[@]}" | jq -s --arg q "$QPS" --arg s "$SECS" '{name: "credit-e2e",
 	title: "Credit-based flow control end to end: goodput on and off, signalling overhead",
-	notes: ("lhperf WRITE, 64 KB messages, MTU 1024, \($q) QPs, \($s) s runs, NIC timeout 268 ms (-t 16), dual-path topology (2 ms per path), longhauld --mode credit on gwa, rt1, rt2, gwb. Goodput ratios are against credit off on the same path in the same run. gwa (the data's first hop) 256 KB per flow (a NIC window of 128 x 1 KB must fit: what a first hop cannot hold passes uncontrolled), the other hops 48 KB (4 flows x 48 KB of credit fit the bottleneck's 200 KB queue). Signalling: RSVP bytes sent by all four agents together (IPv4 header included: Reserves, heartbeats every R = 50 ms, Path init, End) per data byte delivered; the target is 1 % per link, and three links carry credit for the data."),
+	notes: ("lhperf WRITE, 64 KB messages, MTU 1024, \($q) QPs, \($s) s runs, NIC timeout 268 ms (-t 16), dual-path topology (2 ms per path), longhauld --mode credit on gwa, rt1, rt2, gwb. Goodput ratios are against credit off on the same path in the same run. gwa (first hop of the data) 256 KB per flow (a NIC window of 128 x 1 KB must fit: what a first hop cannot hold passes uncontrolled), the other hops 48 KB (4 flows x 48 KB of credit fit the 200 KB queue of the bottleneck). Signalling: RSVP bytes sent by all four agents together (IPv4 header included: Reserves, heartbeats every R = 50 ms, Path init, End) per data byte delivered; the target is 1 % per link, and three links carry credit for the data."),
 	rows: .}'

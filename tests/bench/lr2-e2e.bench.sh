@@ -40,43 +40,17 @@ LINKS=${LR2_BENCH_LINKS-2ms:200mbit 20ms:100mbit}
 QPS=${LR2_BENCH_QPS:-8}
 LINK_LOSSES=${LR2_BENCH_LINK_LOSSES:-0 1 5}
 TOPO=topologies/two-dc.sh
-TMP=$(mktemp -d)
-AGENTS=()
 
-ex() { nsenter --net="/var/run/netns/$P-$1" -- "${@:2}"; }
-
-agents_down() {
-	local pid
-	for pid in "${AGENTS[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	AGENTS=()
-}
-
-cleanup() {
-	agents_down
-	"$TOPO" down --prefix "$P" -q >/dev/null 2>&1 || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=tests/bench/lib.sh
+. tests/bench/lib.sh
 
 # agents_up RTT [LONGHAULD OPTIONS]: longhauld on both gateways, until both run
 agents_up() {
-	local g i
+	local g
 	for g in gwa gwb; do
-		# nsenter execs longhauld: $! is the agent itself (a function would fork)
-		nsenter --net="/var/run/netns/$P-$g" -- "$BIN/longhauld" --dc dc --wan wan \
-			--instance "$P-$g" --wan-rtt "$1" --pool-slots 16384 "${@:2}" >"$TMP/$g.log" 2>&1 &
-		AGENTS+=($!)
+		agent_start "$g" --dc dc --wan wan --instance "$P-$g" --wan-rtt "$1" --pool-slots 16384 "${@:2}"
 	done
-	for g in gwa gwb; do
-		for i in $(seq 100); do
-			grep -q running "$TMP/$g.log" && break
-			sleep 0.1
-		done
-		grep -q running "$TMP/$g.log" || { cat "$TMP/$g.log" >&2; return 1; }
-	done
+	agents_wait gwa gwb
 }
 
 # topo RTT LOSS%: converge the topology (lhwan restarts with the new loss)
@@ -106,15 +80,6 @@ measure() {
 		spread: ((map(.goodput) | max) - (map(.goodput) | min))}'
 }
 
-rows=()
-add() { # add CASE METRIC UNIT VALUE BASELINE_CASE RATIO RUNS SPREAD
-	rows+=("$(jq -cn --arg c "$1" --arg m "$2" --arg u "$3" --argjson v "$4" --arg b "$5" \
-		--argjson r "$6" --argjson n "$7" --argjson s "$8" \
-		'{case: $c, metric: $m, unit: $u, value: $v, baseline: (if $b == "" then null else $b end),
-		  ratio: $r, runs: $n, spread: $s}')")
-}
-
-ratio() { awk -v g="$1" -v b="$2" 'BEGIN { print (b > 0 ? g / b : 0) }'; }
 
 # the longhauld options of a mode: longhaul (LR2 recovery, the default) or
 # gateway (--recovery gateway, T/C-SACK T = RTT / 2, re-sends paced at RATE)

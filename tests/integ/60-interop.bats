@@ -7,73 +7,15 @@
 # TCG). The guest image is built (or found up to date) in setup_file.
 
 load helpers
-
-RUN_PAIR=$LH_ROOT/tests/interop/run-pair.sh
-IO_TIMEOUT=150
+load interop-helpers
 
 setup_file() {
-	lh_require_root
-	[ -x "$LH_BIN/lhwan" ] || skip "build lhwan first (make)"
-	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 missing: no guest can run (make deps installs it)"
-	[ -c /dev/net/tun ] || skip "no /dev/net/tun: a guest's NIC cannot be a tap here"
-	# no-op when the image is up to date; downloads the .debs the first time
-	O=$O timeout --kill-after=5 600 bash "$LH_ROOT/tests/interop/build-image.sh" 2>&1 | sed 's/^/# /' >&3
-	[ "${PIPESTATUS[0]}" -eq 0 ]
+	io_require_file
 }
 
 teardown_file() {
 	lh_topo_down
 	lh_cleanup
-}
-
-# pair [RUN-PAIR OPTIONS] [-- TEST ARGS]: one guest pair in this file's topology;
-# sets IO (the JSON), IO_STATUS and IO_W (lhwan delta of a2b and b2a)
-pair() {
-	local wa wb
-	wa=$(lh_wan_stats)
-	IO_STATUS=0
-	IO=$(timeout --kill-after=10 "$IO_TIMEOUT" "$RUN_PAIR" -q --prefix "$LH_PREFIX" \
-		--image "$O/interop" --name "${LH_PREFIX}v" --logs "$BATS_TEST_TMPDIR/guests" "$@" 2>"$BATS_TEST_TMPDIR/run-pair.err") ||
-		IO_STATUS=$?
-	wb=$(lh_wan_stats)
-	IO_W=$(jq -cn --argjson a "$wa" --argjson b "$wb" '
-		def d(dir): {rx: ($b[dir].rx_packets - $a[dir].rx_packets),
-			     lost: ($b[dir].drop_loss - $a[dir].drop_loss),
-			     matched: ($b[dir].matched - $a[dir].matched)};
-		{a2b: d("a2b"), b2a: d("b2a")}')
-}
-
-# what a failing test prints
-show() {
-	echo "run-pair exit $IO_STATUS: $(cat "$BATS_TEST_TMPDIR/run-pair.err" 2>/dev/null)"
-	printf '%s' "$IO" | jq -c 'del(.client.output, .server.output)' 2>/dev/null || printf '%s\n' "$IO"
-	printf '%s' "$IO" | jq -r '.client.output[]?' 2>/dev/null | tail -n 8
-	echo "wan: $IO_W"
-	tail -n 5 "$BATS_TEST_TMPDIR"/guests/*-console.log 2>/dev/null || true
-}
-
-# ctr ROLE NAME: an rxe hw_counter of the client or the server
-ctr() {
-	jq_get "$IO" ".$1.counters.$2"
-}
-
-# both commands completed and no QP gave up
-completed() {
-	[ "$IO_STATUS" -eq 0 ]
-	jq_assert "$IO" '.client.exit_status == 0 and .server.exit_status == 0'
-	jq_assert "$IO" '.client.counters.retry_exceeded_err == 0 and .server.counters.retry_exceeded_err == 0'
-	jq_assert "$IO" '.client.result.msg_bytes == 65536 and .client.result.iterations > 0 and .client.result.bw_avg_mbps > 0'
-	# every 64 KiB message is 64 packets at rxe's 1024-byte MTU; the responder received each
-	jq_assert "$IO" '.client.result.mtu == 1024'
-	jq_assert "$IO" '.server.counters.rcvd_pkts >= .client.result.iterations * 64'
-	jq_assert "$IO" '.client.counters.sent_pkts >= .server.counters.rcvd_pkts - .server.counters.duplicate_request'
-	# the runner undid its wiring: the hosts' dc links are bare again
-	for n in src dst; do
-		run lh_exec "$n" tc -j qdisc show dev dc
-		jq_assert "$output" 'all(.[]; .kind != "clsact")'
-		run lh_exec "$n" ip -j link show
-		jq_assert "$output" "all(.[]; .ifname | startswith(\"${LH_PREFIX}v\") | not)"
-	done
 }
 
 @test "run-pair refuses bad input before it builds anything" {
@@ -85,6 +27,12 @@ completed() {
 	run_t 20 "$RUN_PAIR"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--prefix is required"* ]]
+	run_t 20 "$RUN_PAIR" --prefix "$LH_PREFIX" --capture gwa
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"NODE:IFACE"* ]]
+	run_t 20 "$RUN_PAIR" --prefix "$LH_PREFIX" --capture gwa:dc
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--capture-dir"* ]]
 	run_t 20 "$RUN_PAIR" --prefix "${LH_PREFIX}none"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"no namespace ${LH_PREFIX}none-src"* ]]

@@ -27,7 +27,8 @@ export PATH=/usr/sbin:/usr/bin:/bin:/sbin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
+# no tmpfs on /tmp: the initramfs (a writable rootfs already) holds the
+# objects and tests at the host's paths, which may lie under /tmp (a clone there)
 mkdir -p /run && mount -t tmpfs run /run
 mount -t bpf bpf /sys/fs/bpf
 

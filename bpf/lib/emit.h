@@ -62,7 +62,7 @@ static __always_inline int lh_emit_slot(struct __sk_buff *skb, __u32 idx, __u32 
 	if (len > LH_SLOT_DATA)
 		return -1;
 	barrier_var(len); /* keep the two bounds apart for the verifier */
-	if (len < 28)
+	if (len < LH_SLOT_MIN)
 		return -1;
 	if (bpf_skb_change_tail(skb, l2 + len, 0))
 		return -1;

@@ -88,6 +88,14 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_ring_free SEC(".maps");
 
+/*
+ * A bound below every packet a pool slot holds: IPv4 and UDP headers (the
+ * parser passes no RoCEv2 packet shorter than 44 bytes from its IP header:
+ * BTH and ICRC too). Copies into and out of a slot test it, which tells the
+ * verifier the copy's size is never 0.
+ */
+#define LH_SLOT_MIN 28
+
 /* The packet pool: reorder (held) and backup (delivered, not yet acked) slots */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

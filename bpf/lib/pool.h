@@ -37,9 +37,14 @@ static __always_inline __u32 lh_pool_store(struct xdp_md *ctx, const struct lh_p
 		lh_count(st, LH_STAT_DEPOT_TOO_BIG);
 		return LH_NO_SLOT;
 	}
-	/* two separate tests: clang would fold them into one the verifier cannot use */
+	/*
+	 * Two separate tests (clang would fold them into one the verifier
+	 * cannot use), and a lower bound, not len == 0: bpf_xdp_load_bytes()
+	 * refuses a size whose minimum may be 0, and 6.1's verifier learns
+	 * nothing from a != test (newer ones raise the minimum to 1).
+	 */
 	barrier_var(len);
-	if (len == 0)
+	if (len < LH_SLOT_MIN)
 		return LH_NO_SLOT;
 	if (bpf_map_pop_elem(&lh_pool_free, &idx)) {
 		lh_count(st, LH_STAT_POOL_EMPTY);

@@ -18,6 +18,72 @@
 #include "emit.h"
 #include "qp.h"
 
+/*
+ * The loops below run in bpf_loop() callbacks (5.17+). A bounded loop is
+ * walked by the verifier iteration by iteration, 64 (LH_BURST) or 256 times
+ * its body with every branch in it: that ran lh_dc_out (6.1) and lh_dc_kick
+ * (6.1 and 6.12, both runs in one program) past the verifier's 1M
+ * instructions. A callback's body is checked as one function, whatever the
+ * count (lh_dc_kick: 145k instructions on 6.1, 6.12 and 6.18). The verifier
+ * inlines bpf_loop with a constant callback and flags 0 (6.0+): a direct
+ * call per iteration, no helper. What the iterations share lives in a
+ * context struct on the caller's stack.
+ */
+struct depot_release_ctx {
+	struct __sk_buff *skb;
+	struct lh_qp *qp;
+	struct lh_ring *ring;
+	struct lh_stats *st;
+	__u64 now;
+	__u32 l2;
+	__u32 ifindex;
+	__u32 prev; /* slot taken by the previous step: emitted by this one */
+	__u32 n; /* packets emitted */
+	bool v6;
+	bool done; /* the run ended: nothing held at d_deliv */
+};
+
+/*
+ * One packet of a release run: take the held packet at d_deliv (now a
+ * backup) and emit the one taken before it. Each packet goes out when the
+ * next one is known, so that the last of the batch can carry AckReq (see
+ * lh_skb_set_ackreq). Returns 1 (stop) at the end of the run.
+ */
+static long depot_release_step(__u64 i __attribute__((unused)), void *data)
+{
+	struct depot_release_ctx *c = data;
+	struct lh_qp *qp = c->qp;
+	__u32 idx = LH_NO_SLOT, x;
+	struct lh_ring_ent *e;
+	bool done = false;
+
+	bpf_spin_lock(&qp->lock);
+	x = qp->d_deliv;
+	e = &c->ring->ent[x & LH_RING_MASK];
+	if ((qp->flags & LH_QPF_RELEASING) && e->tag == LH_TAG(LH_SLOT_HELD, x)) {
+		e->tag = LH_TAG(LH_SLOT_BACKUP, x);
+		idx = e->slot;
+		qp->d_deliv = psn_add(x, 1);
+		if (psn_diff(qp->d_deliv, qp->d_high) > 0)
+			qp->d_high = qp->d_deliv;
+		qp->last_progress_ns = c->now;
+	} else {
+		done = true;
+	}
+	bpf_spin_unlock(&qp->lock);
+	if (done) {
+		c->done = true;
+		return 1;
+	}
+	if (c->prev != LH_NO_SLOT) {
+		if (lh_emit_slot(c->skb, c->prev, c->l2, c->ifindex, c->v6, false))
+			lh_count(c->st, LH_STAT_EMIT_FAIL); /* stays backup: the NIC NAKs it back */
+		else
+			c->n++;
+	}
+	c->prev = idx;
+	return 0;
+}
 
 /*
  * Emit the held run from d_deliv, at most LH_BURST packets; clears
@@ -28,53 +94,32 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 					       struct lh_ring *ring, __u32 l2, __u32 ifindex,
 					       struct lh_qp_key *key, struct lh_stats *st)
 {
-	bool v6 = qp->flags & LH_QPF_IPV6, done = false;
-	__u64 now = bpf_ktime_get_ns();
-	__u32 i, n = 0, prev = LH_NO_SLOT;
+	struct depot_release_ctx c = {
+		.skb = skb,
+		.qp = qp,
+		.ring = ring,
+		.st = st,
+		.now = bpf_ktime_get_ns(),
+		.l2 = l2,
+		.ifindex = ifindex,
+		.prev = LH_NO_SLOT,
+		.v6 = qp->flags & LH_QPF_IPV6,
+	};
+	bool done;
 
-	/*
-	 * Each packet goes out when the next one is known, so that the last of
-	 * the batch can carry AckReq (see lh_skb_set_ackreq).
-	 */
-	for (i = 0; i < LH_BURST; i++) {
-		__u32 idx = LH_NO_SLOT, x;
-		struct lh_ring_ent *e;
-
-		bpf_spin_lock(&qp->lock);
-		x = qp->d_deliv;
-		e = &ring->ent[x & LH_RING_MASK];
-		if ((qp->flags & LH_QPF_RELEASING) && e->tag == LH_TAG(LH_SLOT_HELD, x)) {
-			e->tag = LH_TAG(LH_SLOT_BACKUP, x);
-			idx = e->slot;
-			qp->d_deliv = psn_add(x, 1);
-			if (psn_diff(qp->d_deliv, qp->d_high) > 0)
-				qp->d_high = qp->d_deliv;
-			qp->last_progress_ns = now;
-		} else {
-			done = true;
-		}
-		bpf_spin_unlock(&qp->lock);
-		if (done)
-			break;
-		if (prev != LH_NO_SLOT) {
-			if (lh_emit_slot(skb, prev, l2, ifindex, v6, false))
-				lh_count(st, LH_STAT_EMIT_FAIL); /* stays backup: the NIC NAKs it back */
-			else
-				n++;
-		}
-		prev = idx;
-	}
-	if (prev != LH_NO_SLOT) {
-		if (lh_emit_slot(skb, prev, l2, ifindex, v6, true))
+	bpf_loop(LH_BURST, depot_release_step, &c, 0);
+	if (c.prev != LH_NO_SLOT) {
+		if (lh_emit_slot(skb, c.prev, l2, ifindex, c.v6, true))
 			lh_count(st, LH_STAT_EMIT_FAIL);
 		else
-			n++;
+			c.n++;
 	}
 	/*
 	 * The run ends only now that its last packet is out: until then a
 	 * packet arriving in order (XDP on another CPU) is held behind it, not
 	 * passed ahead of it. One that was held meanwhile continues the run.
 	 */
+	done = c.done;
 	if (done) {
 		struct lh_ring_ent *e;
 		__u32 x;
@@ -88,7 +133,7 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 			qp->flags &= ~LH_QPF_RELEASING;
 		bpf_spin_unlock(&qp->lock);
 	}
-	lh_count_n(st, LH_STAT_DEPOT_RELEASED, n);
+	lh_count_n(st, LH_STAT_DEPOT_RELEASED, c.n);
 	if (!done) {
 		lh_count(st, LH_STAT_DEPOT_RELEASE_MORE);
 		lh_event(LH_EV_RELEASE_MORE, key, qp->d_deliv, 0);
@@ -96,7 +141,60 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 		/* the run stopped at the next hole: tell the sender side now */
 		lh_event(LH_EV_GAP, key, qp->d_deliv, 0);
 	}
-	return n;
+	return c.n;
+}
+
+struct depot_replay_ctx {
+	struct __sk_buff *skb;
+	struct lh_qp *qp;
+	struct lh_ring *ring;
+	struct lh_stats *st;
+	__u32 psn; /* the NAK's: the first PSN to replay */
+	__u32 l2;
+	__u32 ifindex;
+	__u32 n; /* packets emitted */
+	bool v6;
+	bool swapped; /* the skb's MACs turned toward the NIC */
+	bool more; /* a backup after the last one emitted is due too */
+	bool stopped; /* the run ended before LH_BURST */
+};
+
+/* Replay PSN psn + i from its backup copy; returns 1 (stop) after the last one */
+static long depot_replay_step(__u64 i, void *data)
+{
+	struct depot_replay_ctx *c = data;
+	__u32 x = psn_add(c->psn, (__u32)i), idx = LH_NO_SLOT;
+	struct lh_ring_ent *e = &c->ring->ent[x & LH_RING_MASK];
+	struct lh_qp *qp = c->qp;
+	__u8 macs[12];
+
+	bpf_spin_lock(&qp->lock);
+	if (psn_diff(x, qp->d_deliv) < 0 && psn_diff(x, qp->d_acked) >= 0 &&
+	    e->tag == LH_TAG(LH_SLOT_BACKUP, x))
+		idx = e->slot;
+	c->more = psn_diff(psn_add(x, 1), qp->d_deliv) < 0;
+	bpf_spin_unlock(&qp->lock);
+	if (idx == LH_NO_SLOT)
+		goto stop;
+	if (!c->swapped) {
+		/* the NAK came from the NIC: send the replay back to it */
+		if (bpf_skb_load_bytes(c->skb, 0, macs, 12))
+			goto stop;
+		bpf_skb_store_bytes(c->skb, 0, macs + 6, 6, 0);
+		bpf_skb_store_bytes(c->skb, 6, macs, 6, 0);
+		c->swapped = true;
+	}
+	if (lh_emit_slot(c->skb, idx, c->l2, c->ifindex, c->v6, false)) {
+		lh_count(c->st, LH_STAT_EMIT_FAIL);
+		goto stop;
+	}
+	c->n++;
+	lh_count(c->st, LH_STAT_DEPOT_REPLAYED);
+	if (c->more)
+		return 0;
+stop:
+	c->stopped = true;
+	return 1;
 }
 
 /*
@@ -108,70 +206,61 @@ static __always_inline __u32 depot_replay(struct __sk_buff *skb, struct lh_qp *q
 					  struct lh_ring *ring, __u32 psn, __u32 l2, __u32 ifindex,
 					  struct lh_qp_key *key, struct lh_stats *st)
 {
-	bool v6 = qp->flags & LH_QPF_IPV6, swapped = false, more = false;
-	__u32 i, n = 0;
-	__u8 macs[12];
+	struct depot_replay_ctx c = {
+		.skb = skb,
+		.qp = qp,
+		.ring = ring,
+		.st = st,
+		.psn = psn,
+		.l2 = l2,
+		.ifindex = ifindex,
+		.v6 = qp->flags & LH_QPF_IPV6,
+	};
 
-	for (i = 0; i < LH_BURST; i++) {
-		__u32 x = psn_add(psn, i), idx = LH_NO_SLOT;
-		struct lh_ring_ent *e = &ring->ent[x & LH_RING_MASK];
-
-		bpf_spin_lock(&qp->lock);
-		if (psn_diff(x, qp->d_deliv) < 0 && psn_diff(x, qp->d_acked) >= 0 &&
-		    e->tag == LH_TAG(LH_SLOT_BACKUP, x))
-			idx = e->slot;
-		more = psn_diff(psn_add(x, 1), qp->d_deliv) < 0;
-		bpf_spin_unlock(&qp->lock);
-		if (idx == LH_NO_SLOT)
-			break;
-		if (!swapped) {
-			/* the NAK came from the NIC: send the replay back to it */
-			if (bpf_skb_load_bytes(skb, 0, macs, 12))
-				break;
-			bpf_skb_store_bytes(skb, 0, macs + 6, 6, 0);
-			bpf_skb_store_bytes(skb, 6, macs, 6, 0);
-			swapped = true;
-		}
-		if (lh_emit_slot(skb, idx, l2, ifindex, v6, false)) {
-			lh_count(st, LH_STAT_EMIT_FAIL);
-			break;
-		}
-		n++;
-		lh_count(st, LH_STAT_DEPOT_REPLAYED);
-		if (!more)
-			break;
-	}
-	if (n && more && i == LH_BURST) {
+	bpf_loop(LH_BURST, depot_replay_step, &c, 0);
+	if (c.n && c.more && !c.stopped) {
 		lh_count(st, LH_STAT_DEPOT_RELEASE_MORE);
 		lh_event(LH_EV_RELEASE_MORE, key, psn_add(psn, LH_BURST), 1);
 	}
-	return n;
+	return c.n;
 }
 
-/* Free the backup slots of [from, to) */
+struct depot_free_ctx {
+	struct lh_qp *qp;
+	struct lh_ring *ring;
+	struct lh_stats *st;
+	__u32 from;
+};
+
+/* Free the backup slot of PSN from + i, if it still holds one */
+static long depot_free_step(__u64 i, void *data)
+{
+	struct depot_free_ctx *c = data;
+	__u32 x = psn_add(c->from, (__u32)i), idx = LH_NO_SLOT;
+	struct lh_ring_ent *e = &c->ring->ent[x & LH_RING_MASK];
+
+	bpf_spin_lock(&c->qp->lock);
+	if (e->tag == LH_TAG(LH_SLOT_BACKUP, x)) {
+		idx = e->slot;
+		e->tag = 0;
+		e->slot = LH_NO_SLOT;
+	}
+	bpf_spin_unlock(&c->qp->lock);
+	if (idx != LH_NO_SLOT) {
+		bpf_map_push_elem(&lh_pool_free, &idx, 0);
+		lh_count(c->st, LH_STAT_DEPOT_BACKUP_FREED);
+	}
+	return 0;
+}
+
+/* Free the backup slots of [from, from + n); the ring holds at most LH_RING_SIZE of them */
 static __always_inline void depot_free_acked(struct lh_qp *qp, struct lh_ring *ring, __u32 from,
 					     __u32 n, struct lh_stats *st)
 {
-	__u32 i;
+	struct depot_free_ctx c = { .qp = qp, .ring = ring, .st = st, .from = from };
 
-	for (i = 0; i < LH_RING_SIZE; i++) {
-		__u32 x = psn_add(from, i), idx = LH_NO_SLOT;
-		struct lh_ring_ent *e = &ring->ent[x & LH_RING_MASK];
-
-		if (i >= n)
-			break;
-		bpf_spin_lock(&qp->lock);
-		if (e->tag == LH_TAG(LH_SLOT_BACKUP, x)) {
-			idx = e->slot;
-			e->tag = 0;
-			e->slot = LH_NO_SLOT;
-		}
-		bpf_spin_unlock(&qp->lock);
-		if (idx != LH_NO_SLOT) {
-			bpf_map_push_elem(&lh_pool_free, &idx, 0);
-			lh_count(st, LH_STAT_DEPOT_BACKUP_FREED);
-		}
-	}
+	if (n)
+		bpf_loop(n < LH_RING_SIZE ? n : LH_RING_SIZE, depot_free_step, &c, 0);
 }
 
 /* ACK or NAK from the receiving NIC; returns the TC verdict */

@@ -28,7 +28,7 @@
 #define XDP_PASS_ 2
 #define TC_OK 0
 #define TC_SHOT 2
-#define POOL 64
+#define POOL 128 /* depot_long_runs holds more than a burst (LH_BURST) */
 #define RINGS 16
 
 static const char *const objs[] = { "wan_xdp", "dc_xdp", "dc_tc", "wan_tc" };
@@ -319,6 +319,118 @@ static void depot_unpaired(void)
 	tap_ok(r.verdict == TC_OK && lh_pkt_parse(r.out, r.out_len, true, &pk) == LH_STAT_ROCE &&
 		       !pk.roce.ackreq && ctr("depot_ackreq_pair") == c0,
 	       "unpaired: once paired, deliveries go into the DC unchanged");
+}
+
+/*
+ * Runs longer than a burst (LH_BURST). The filler on the DC egress sends a
+ * burst of the held run and leaves the QP releasing; the agent's kick
+ * (lh_dc_kick with a frame of the QP) sends the rest. A NIC NAK with more
+ * backups behind it than a burst: lh_dc_in replays a burst and asks the
+ * agent for the rest (depot_release_more), whose kick with a NAK from there
+ * on replays them. Each batch ends with AckReq; order and bytes are checked.
+ */
+static void depot_long_runs(void)
+{
+	const uint32_t b = 20000, held = LH_BURST + 6; /* b + 1 lost, b + 2 .. b + 1 + held held */
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	struct lh_qp qp;
+	uint32_t free0 = dp_free_slots(h), p;
+	int64_t c0, more0;
+	size_t len;
+	int n, i;
+	bool ok;
+
+	fl.b.v4.s_addr = htonl(0x0a000907);
+	len = dp_data_frame(&fl, b, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_pair(h, &fl);
+	for (p = b + 2; p < b + 2 + held; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_wan_xdp", in, len, &r);
+	}
+	len = dp_data_frame(&fl, b + 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(free0 >= held + 2 && r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) &&
+		       (qp.flags & LH_QPF_RELEASING) && qp.d_release_after == b + 1 &&
+		       dp_free_slots(h) == free0 - held - 2,
+	       "long run: %u packets held behind a gap; the filler delivered, the QP releasing", held);
+
+	dp_route_frame(in, len, 61);
+	captured();
+	c0 = ctr("depot_released");
+	more0 = ctr("depot_release_more");
+	tc("lh_dc_out", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == 1 + LH_BURST && ctr("depot_released") == c0 + LH_BURST &&
+	     ctr("depot_release_more") == more0 + 1;
+	for (i = 0; ok && i < n; i++)
+		ok = cap_is(i, b + 1 + (uint32_t)i, 61) &&
+		     (i == 0 || caps[i].p.roce.ackreq == (i == n - 1));
+	ok = ok && dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_RELEASING) &&
+	     qp.d_deliv == b + 2 + LH_BURST;
+	tap_ok(ok, "long run: DC egress sends the filler and a burst of %d in order, AckReq on the last; the rest waits for the agent",
+	       LH_BURST);
+	if (!ok)
+		tap_diag("  verdict %u, %d captured, released %lld, more %lld, d_deliv %u", r.verdict,
+			 n, (long long)(ctr("depot_released") - c0),
+			 (long long)(ctr("depot_release_more") - more0), qp.d_deliv);
+
+	/* the agent's kick: a frame of the QP toward the NIC */
+	len = dp_data_frame(&fl, b + 1, in);
+	dp_route_frame(in, len, 61);
+	c0 = ctr("depot_released");
+	tc("lh_dc_kick", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == (int)(held - LH_BURST) &&
+	     ctr("depot_released") == c0 + held - LH_BURST &&
+	     ctr("depot_release_more") == more0 + 1;
+	for (i = 0; ok && i < n; i++)
+		ok = cap_is(i, b + 2 + LH_BURST + (uint32_t)i, 61) &&
+		     caps[i].p.roce.ackreq == (i == n - 1) && !memcmp(caps[i].b, DP_ROUTED_MACS, 12);
+	ok = ok && dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
+	     qp.d_deliv == b + 2 + held;
+	tap_ok(ok, "long run: the agent's kick (lh_dc_kick) sends the other %u in order and ends the run",
+	       held - LH_BURST);
+	if (!ok)
+		tap_diag("  verdict %u, %d captured, d_deliv %u", r.verdict, n, qp.d_deliv);
+
+	/* the receiving NIC lost all after b: its NAK is answered a burst at a time */
+	len = dp_ack_frame(&fl, b + 1, 0x60, 0, 1, in);
+	c0 = ctr("depot_replayed");
+	tc("lh_dc_in", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == LH_BURST && ctr("depot_replayed") == c0 + LH_BURST &&
+	     ctr("depot_release_more") == more0 + 2;
+	for (i = 0; ok && i < n; i++)
+		ok = cap_is(i, b + 1 + (uint32_t)i, 61) && !memcmp(caps[i].b, DP_ROUTED_MACS, 12);
+	tap_ok(ok, "long run: NIC NAK for PSN %u: a burst of %d replayed in order, the agent asked for the rest",
+	       b + 1, LH_BURST);
+	if (!ok)
+		tap_diag("  verdict %u, %d captured", r.verdict, n);
+
+	len = dp_ack_frame(&fl, b + 1 + LH_BURST, 0x60, 0, 1, in);
+	c0 = ctr("depot_replayed");
+	tc("lh_dc_kick", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == (int)(held + 1 - LH_BURST) &&
+	     ctr("depot_replayed") == c0 + held + 1 - LH_BURST &&
+	     ctr("depot_release_more") == more0 + 2;
+	for (i = 0; ok && i < n; i++)
+		ok = cap_is(i, b + 1 + LH_BURST + (uint32_t)i, 61) &&
+		     !memcmp(caps[i].b, DP_ROUTED_MACS, 12);
+	tap_ok(ok, "long run: the kick with a NAK from PSN %u replays the other %u, up to ePSN",
+	       b + 1 + LH_BURST, held + 1 - LH_BURST);
+	if (!ok)
+		tap_diag("  verdict %u, %d captured", r.verdict, n);
+
+	len = dp_ack_frame(&fl, b + 1 + held, 0x1f, 0, 2, in);
+	c0 = ctr("depot_backup_freed");
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(r.verdict == TC_OK && ctr("depot_backup_freed") == c0 + held + 2 &&
+		       dp_free_slots(h) == free0,
+	       "long run: the NIC's ACK of PSN %u frees all %u backups", b + 1 + held, held + 2);
 }
 
 static void depot_pool_full(void)
@@ -843,6 +955,7 @@ int main(void)
 	sentry_gateway();
 	pairing_in_bpf();
 	depot_unpaired();
+	depot_long_runs();
 	depot_pool_full();
 	depot_nack_rule();
 	hostpair_overflow();

@@ -32,7 +32,8 @@
 #
 # The output: kernel, package, boot (pvh-elf or bzimage), accel, boot_s,
 # wall_s, objects[] (per object and rodata variant: object_loads, programs[]
-# with loaded, or errno, error, verifier_error and log_tail), programs
+# with loaded, insns and verified_insns (what the verifier walked, of its
+# 1M), or errno, error, verifier_error and log_tail), programs
 # {total, loaded, refused}, refused[] (object, program, reason), tests{} (per
 # binary: passed, failed, skipped, planned, status, not_ok[]), tests_total,
 # tc_attach (each tcx program on a veth: tcx, or longhauld's clsact

@@ -19,12 +19,15 @@
  * tcx (EINVAL, EOPNOTSUPP), a clsact qdisc and a cls_bpf filter; then
  * detached. "tc_attach" reports each step's result.
  *
+ * A loaded program is reported with its size (insns) and the instructions
+ * the verifier walked to accept it (verified_insns, against its limit of 1M).
  * A refused program is reported with the kernel's errno, the verifier's
  * error line (the last line of its log that is not a statistic) and the
  * log's tail. Exit status 0 when every program of every object loaded, 1
  * when something was refused, 2 on bad usage.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -228,6 +231,20 @@ static struct bpf_object *open_obj(const char *path)
 	return obj;
 }
 
+/*
+ * The instructions the verifier walked to accept a loaded program (5.16+;
+ * its limit is 1M): how close the program came to "too large" there
+ */
+static void print_verified(struct bpf_program *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!bpf_prog_get_info_by_fd(bpf_program__fd(p), &info, &len) &&
+	    len >= offsetof(struct bpf_prog_info, verified_insns) + sizeof(info.verified_insns))
+		printf(",\"verified_insns\":%u", info.verified_insns);
+}
+
 /* Print the result of one load attempt; true when it loaded */
 static bool report_load(int err, const char *log)
 {
@@ -320,7 +337,9 @@ static int check_variant(const char *path, bool flags_on, bool *first)
 		idx = 0;
 		bpf_object__for_each_program (p, obj) {
 			print_prog_head(p, idx++);
-			printf(",\"loaded\":true,\"insns\":%zu}", bpf_program__insn_cnt(p));
+			printf(",\"loaded\":true,\"insns\":%zu", bpf_program__insn_cnt(p));
+			print_verified(p);
+			putchar('}');
 		}
 		nprogs = idx;
 		bpf_object__close(obj);
@@ -354,8 +373,10 @@ static int check_variant(const char *path, bool flags_on, bool *first)
 		print_prog_head(want, idx);
 		if (!report_load(err, log_buf))
 			refused++;
-		else
+		else {
 			printf(",\"insns\":%zu", bpf_program__insn_cnt(want));
+			print_verified(want);
+		}
 		putchar('}');
 		bpf_object__close(obj);
 	}

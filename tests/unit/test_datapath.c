@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -605,11 +606,13 @@ static void sentry_acked_resend(void)
 static void sentry_gb0_echo(void)
 {
 	struct dp_flow fl = f4;
-	uint8_t in[9216];
-	struct run r;
-	size_t len;
-	int64_t c0;
+	uint8_t in[9216], in1[9216];
+	struct timespec t0, t1;
+	struct run r, r1;
+	size_t len, len1;
+	int64_t c0, c1;
 	uint32_t b = 7000;
+	long us;
 
 	fl.a.v4.s_addr = htonl(0x0a000a07);
 	sentry_sent(&fl, b, 10);
@@ -621,10 +624,21 @@ static void sentry_gb0_echo(void)
 	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.aeth.syndrome == 0x60 && r.p.roce.psn == b + 7,
 	       "gb0: the Depot-NACK goes on to the NIC");
 
-	/* the NIC restarts the message at b */
+	/*
+	 * The NIC restarts the message at b and sends b + 1 right after: the
+	 * two runs go back to back, the counters read before and after, so
+	 * that the second comes well within the echo gap (200 us) even in an
+	 * emulated guest (kernel-check under TCG: about 100 us per test run).
+	 */
 	len = dp_data_frame(&fl, b, in);
+	len1 = dp_data_frame(&fl, b + 1, in1);
 	c0 = ctr("sentry_ack_echo");
+	c1 = ctr("sentry_sr_drop");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	xdp("lh_dc_xdp", in, len, &r);
+	xdp("lh_dc_xdp", in1, len1, &r1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
 	tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 		       r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
 		       r.p.roce.psn == b + 6 && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
@@ -632,11 +646,9 @@ static void sentry_gb0_echo(void)
 		       lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_ack_echo") == c0 + 1,
 	       "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes that ACK, PSN %u (ICRC valid)",
 	       b + 6);
-	len = dp_data_frame(&fl, b + 1, in);
-	c0 = ctr("sentry_sr_drop");
-	xdp("lh_dc_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_sr_drop") == c0 + 1,
-	       "gb0: the next replay right after is dropped (one echo per %u us)", 200);
+	if (!tap_ok(r1.verdict == XDP_DROP_ && ctr("sentry_sr_drop") == c1 + 1,
+		    "gb0: the next replay right after is dropped (one echo per %u us)", 200))
+		tap_diag("  verdict %u; both runs took %ld us", r1.verdict, us);
 	len = dp_data_frame(&fl, b + 7, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 7 && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE,

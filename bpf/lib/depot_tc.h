@@ -19,15 +19,15 @@
 #include "qp.h"
 
 /*
- * The loops below run in bpf_loop() callbacks (5.17+). A bounded loop is
- * walked by the verifier iteration by iteration, 64 (LH_BURST) or 256 times
- * its body with every branch in it: that ran lh_dc_out (6.1) and lh_dc_kick
- * (6.1 and 6.12, both runs in one program) past the verifier's 1M
- * instructions. A callback's body is checked as one function, whatever the
- * count (lh_dc_kick: 145k instructions on 6.1, 6.12 and 6.18). The verifier
- * inlines bpf_loop with a constant callback and flags 0 (6.0+): a direct
- * call per iteration, no helper. What the iterations share lives in a
- * context struct on the caller's stack.
+ * The release and replay runs loop in bpf_loop() callbacks (5.17+). A
+ * bounded loop is walked by the verifier iteration by iteration, LH_BURST
+ * times its body (an emit, with all its branches): that ran lh_dc_out (6.1)
+ * and lh_dc_kick (6.1 and 6.12, both runs in one program) past the
+ * verifier's 1M instructions. A callback's body is checked as one function,
+ * whatever the count (lh_dc_kick: 144k instructions on 6.1, 148k on 6.12).
+ * The verifier inlines bpf_loop with a constant callback and flags 0 (6.0+):
+ * a direct call per iteration, no helper. What the iterations share lives
+ * in a context struct on the caller's stack.
  */
 struct depot_release_ctx {
 	struct __sk_buff *skb;
@@ -225,42 +225,36 @@ static __always_inline __u32 depot_replay(struct __sk_buff *skb, struct lh_qp *q
 	return c.n;
 }
 
-struct depot_free_ctx {
-	struct lh_qp *qp;
-	struct lh_ring *ring;
-	struct lh_stats *st;
-	__u32 from;
-};
-
-/* Free the backup slot of PSN from + i, if it still holds one */
-static long depot_free_step(__u64 i, void *data)
-{
-	struct depot_free_ctx *c = data;
-	__u32 x = psn_add(c->from, (__u32)i), idx = LH_NO_SLOT;
-	struct lh_ring_ent *e = &c->ring->ent[x & LH_RING_MASK];
-
-	bpf_spin_lock(&c->qp->lock);
-	if (e->tag == LH_TAG(LH_SLOT_BACKUP, x)) {
-		idx = e->slot;
-		e->tag = 0;
-		e->slot = LH_NO_SLOT;
-	}
-	bpf_spin_unlock(&c->qp->lock);
-	if (idx != LH_NO_SLOT) {
-		bpf_map_push_elem(&lh_pool_free, &idx, 0);
-		lh_count(c->st, LH_STAT_DEPOT_BACKUP_FREED);
-	}
-	return 0;
-}
-
-/* Free the backup slots of [from, from + n); the ring holds at most LH_RING_SIZE of them */
+/*
+ * Free the backup slots of [from, from + n). A bounded loop, not bpf_loop:
+ * it runs once per packet the NIC acknowledges, where a callback's call and
+ * context loads cost ~7 ns a slot (measured: 1480 ns instead of 1370 for an
+ * ACK freeing 16); its body is small enough for the verifier to walk
+ * LH_RING_SIZE times (lh_dc_in: 127k instructions on 6.1).
+ */
 static __always_inline void depot_free_acked(struct lh_qp *qp, struct lh_ring *ring, __u32 from,
 					     __u32 n, struct lh_stats *st)
 {
-	struct depot_free_ctx c = { .qp = qp, .ring = ring, .st = st, .from = from };
+	__u32 i;
 
-	if (n)
-		bpf_loop(n < LH_RING_SIZE ? n : LH_RING_SIZE, depot_free_step, &c, 0);
+	for (i = 0; i < LH_RING_SIZE; i++) {
+		__u32 x = psn_add(from, i), idx = LH_NO_SLOT;
+		struct lh_ring_ent *e = &ring->ent[x & LH_RING_MASK];
+
+		if (i >= n)
+			break;
+		bpf_spin_lock(&qp->lock);
+		if (e->tag == LH_TAG(LH_SLOT_BACKUP, x)) {
+			idx = e->slot;
+			e->tag = 0;
+			e->slot = LH_NO_SLOT;
+		}
+		bpf_spin_unlock(&qp->lock);
+		if (idx != LH_NO_SLOT) {
+			bpf_map_push_elem(&lh_pool_free, &idx, 0);
+			lh_count(st, LH_STAT_DEPOT_BACKUP_FREED);
+		}
+	}
 }
 
 /* ACK or NAK from the receiving NIC; returns the TC verdict */

@@ -114,6 +114,18 @@ struct lh_qp {
 	__u64 s_tx_ns; /* Sentry: when the last new PSN went toward the WAN */
 	__u64 s_sack_ns; /* Sentry: when the last T/C-SACK report came, 0 never */
 	__u32 s_sack_epsn; /* Sentry: the ePSN that report gave */
+	/*
+	 * Sentry: the round trip of a request with AckReq (the responder ACKs it
+	 * at once) from here to its ACK back here, WAN queueing included; one
+	 * PSN timed at a time, the sample dropped when a loss before it was
+	 * reported meanwhile (its ACK waited for the recovery: Karn's rule).
+	 * Smoothed as RFC 6298, in microseconds; 0: no sample yet.
+	 */
+	__u32 s_rtt_psn; /* the timed PSN (s_rtt_tx_ns != 0) */
+	__u64 s_rtt_tx_ns; /* when it went toward the WAN; 0: nothing timed */
+	__u32 s_srtt_us;
+	__u32 s_rttvar_us;
+	__u32 s_rtt_samples; /* samples taken (the agent sees new ones) */
 	__u32 s_pad;
 };
 

@@ -34,7 +34,8 @@ struct lh_parsed {
 	__u32 qpn; /* BTH destination QP */
 	__u32 psn;
 	__u8 syndrome; /* AETH, when opflags has ROCE_OPF_AETH */
-	__u8 pad[3];
+	__u8 ackreq; /* BTH AckReq bit: the responder ACKs this PSN at once */
+	__u8 pad[2];
 	__u32 msn;
 	__u8 saddr[16]; /* IPv6, or IPv4 mapped */
 	__u8 daddr[16];
@@ -90,6 +91,7 @@ static __always_inline void lh_parsed_fill(struct lh_parsed *p, struct hdr_curso
 	p->byte4 = bth_byte4(m->bth);
 	p->qpn = bth_qpn(m->bth);
 	p->psn = bth_psn(m->bth);
+	p->ackreq = bth_ackreq(m->bth);
 	aeth = lh_roce_ext(c, m, ROCE_OPF_AETH, sizeof(*aeth));
 	if (aeth) {
 		p->syndrome = aeth_syndrome(aeth);

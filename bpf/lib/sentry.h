@@ -60,6 +60,15 @@ enum sentry_action {
 /* At most one echoed ACK per QP in this many ~microseconds (ktime >> 10) */
 #define LH_ECHO_GAP_US 200
 
+/*
+ * A retransmission that continues the NIC's replay (the PSN after the last
+ * one replayed) with the NIC sending all along (its previous packet less
+ * than this ago) is the tail of a replay the receiver's ACKs overtook, not
+ * a timer retry: a timer fires only after the NIC sent nothing for its
+ * timeout (rxe: 4.096 us x 2^t, 67 ms at its default t = 14).
+ */
+#define LH_REPLAY_GAP_NS 2000000ULL
+
 /* Missing-PSN bitmap (s_missing from s_base) */
 static __always_inline bool sentry_is_missing(const struct lh_qp *qp, __u32 psn, bool *outside)
 {
@@ -117,6 +126,52 @@ static __always_inline bool sentry_echo_due(struct lh_qp *qp, __u64 now, __u32 *
 	qp->s_echo_us = us;
 	*ack_psn = psn_add(qp->s_una, ROCE_PSN_MASK);
 	return true;
+}
+
+/*
+ * Round trip (lh_qp s_rtt_*): a new request with AckReq, when nothing is
+ * timed and no recovery is under way, is timed from here; its ACK ends the
+ * sample. A hole at or before the timed PSN (a Depot-NACK, a NAK, the NIC's
+ * own retry) delays that ACK by a recovery: the sample is dropped (Karn).
+ * Only AckReq PSNs: the responder ACKs those at once, any other waits for
+ * the end of its message (64 packets on rxe). Under the lock.
+ */
+static __always_inline void sentry_rtt_start(struct lh_qp *qp, const struct lh_parsed *p, __u64 now)
+{
+	if (p->ackreq && !qp->s_rtt_tx_ns && !(qp->flags & LH_QPF_SENTRY_BUSY)) {
+		qp->s_rtt_psn = p->psn;
+		qp->s_rtt_tx_ns = now;
+	}
+}
+
+static __always_inline void sentry_rtt_hole(struct lh_qp *qp, __u32 hole_psn)
+{
+	if (qp->s_rtt_tx_ns && psn_diff(hole_psn, qp->s_rtt_psn) <= 0)
+		qp->s_rtt_tx_ns = 0;
+}
+
+/* An ACK of every PSN before upto: the sample, smoothed as RFC 6298 (2.2, 2.3) */
+static __always_inline void sentry_rtt_ack(struct lh_qp *qp, __u32 upto, __u64 now)
+{
+	__u32 r, d;
+
+	if (!qp->s_rtt_tx_ns || psn_diff(upto, qp->s_rtt_psn) <= 0)
+		return;
+	r = now > qp->s_rtt_tx_ns ? (__u32)((now - qp->s_rtt_tx_ns) / 1000) : 0;
+	if (!r)
+		r = 1;
+	qp->s_rtt_tx_ns = 0;
+	qp->s_rtt_samples++;
+	if (!qp->s_srtt_us) {
+		qp->s_srtt_us = r;
+		qp->s_rttvar_us = r / 2;
+		return;
+	}
+	d = r > qp->s_srtt_us ? r - qp->s_srtt_us : qp->s_srtt_us - r;
+	qp->s_rttvar_us = (3 * qp->s_rttvar_us + d) / 4;
+	qp->s_srtt_us = (7 * qp->s_srtt_us + r) / 8;
+	if (!qp->s_srtt_us)
+		qp->s_srtt_us = 1;
 }
 
 /*
@@ -272,6 +327,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		sentry_episode_stop(qp);
 		qp->flags &= ~(LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY);
 		qp->last_progress_ns = now;
+		qp->s_rtt_tx_ns = 0;
 		watchdog_ns = 0; /* says it fired */
 	}
 	d = psn_diff(psn, qp->s_next);
@@ -280,6 +336,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		qp->s_tx_ns = now;
 		qp->last_progress_ns = now;
 		qp->flags &= ~LH_QPF_SNAK_SENT;
+		sentry_rtt_start(qp, p, now);
 		/* new data after the replay: the episode is over (not if the NIC ignored the NAK) */
 		if ((qp->flags & LH_QPF_EPISODE) && !(qp->flags & LH_QPF_REWIND_PENDING) &&
 		    psn_diff(psn, qp->s_end) >= 0)
@@ -313,6 +370,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			qp->s_end = qp->s_next;
 			sentry_clear_bitmap(qp);
 			qp->s_base = nak_psn;
+			qp->s_rtt_tx_ns = 0; /* the NIC replays from s_una */
 			act = SENTRY_NACK;
 		}
 	} else if (qp->flags & LH_QPF_EPISODE) {
@@ -343,11 +401,22 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			act = SENTRY_SR_DROP;
 		}
 	} else {
-		/* a retransmission with no NAK of ours: the NIC's timer. It ignores NAKs now */
-		if (!(qp->flags & LH_QPF_NIC_RETRY)) {
+		/*
+		 * A retransmission with no NAK of ours: the NIC's timer, which
+		 * makes it ignore NAKs until an ACK; or the rest of a replay that
+		 * the receiver's ACKs ended (a slow NIC still replaying what
+		 * they covered), which does not: taken for a timer, it would
+		 * hold back the next Depot-NACK until an ACK that never comes.
+		 */
+		bool tail = psn == qp->s_replay && now - qp->last_rx_ns < LH_REPLAY_GAP_NS;
+
+		if (!tail && !(qp->flags & LH_QPF_NIC_RETRY)) {
 			qp->flags |= LH_QPF_NIC_RETRY;
 			qp->s_retry_psn = psn;
 		}
+		qp->s_replay = psn_add(psn, 1);
+		if (!tail)
+			sentry_rtt_hole(qp, psn);
 		act = SENTRY_RETX_PASS;
 		if (psn_diff(psn, qp->s_una) < 0) {
 			/*
@@ -469,6 +538,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 			qp->s_una = upto;
 			qp->last_progress_ns = now;
 		}
+		sentry_rtt_ack(qp, upto, now);
 		sentry_resync(qp);
 		/* rxe ends a retry on an ACK from its rewind point on */
 		if ((qp->flags & LH_QPF_NIC_RETRY) && psn_diff(psn, qp->s_retry_psn) >= 0) {
@@ -507,6 +577,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 			qp->s_base = psn;
 		}
 		qp->flags |= LH_QPF_EPISODE;
+		sentry_rtt_hole(qp, psn);
 		if (psn_diff(psn, qp->s_una) > 0)
 			qp->s_una = psn; /* a NAK acknowledges what precedes it */
 		sentry_resync(qp);
@@ -530,7 +601,11 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 			qp->s_end = qp->s_next;
 			act = SENTRY_ACK_FORWARD;
 		}
-	} else if (syn == AETH_NAK_PSN_SEQ_ERROR) {
+	} else if ((syn & AETH_TYPE_MASK) != AETH_TYPE_ACK) {
+		/* the far NIC's NAK, RNR NAK included: that PSN comes again */
+		sentry_rtt_hole(qp, psn);
+	}
+	if (syn == AETH_NAK_PSN_SEQ_ERROR && !(b4 & LH_DNACK_MARK)) {
 		/* the far NIC's own NAK: it goes on; the receiver needs everything again */
 		if (qp->flags & LH_QPF_EPISODE) {
 			sentry_episode_stop(qp);

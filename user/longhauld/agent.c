@@ -46,21 +46,15 @@ struct gw_mark {
 #define GW_QUEUED UINT32_MAX
 
 /*
- * Sentry, per QP: the round trip its data really takes to the Depot and
- * back, queueing on the WAN included (--wan-rtt is the empty link's). One
- * PSN at a time is timed, from when the NIC sent it (s_tx_ns) to the first
- * report (or ACK) past it; smoothed as TCP does (RFC 6298). The timers that
- * wait for a round trip use srtt + 4 rttvar, never less than --wan-rtt.
+ * Sentry, per QP (by a hash of its key): when its silence rule and its
+ * gateway re-sends last acted. Its round trip is measured by the program
+ * (lh_qp s_srtt_us, s_rttvar_us: a request with AckReq to its ACK, WAN
+ * queueing included, Karn's rule; --wan-rtt is the empty link's).
  */
 struct sentry_est {
 	uint64_t silence_ns; /* the last silence NAK or re-send */
 	uint64_t resend_ns; /* the last gateway re-send (its report is due an RTT later) */
-	uint64_t rtt_t; /* when rtt_psn was sent; 0: nothing timed */
-	uint32_t rtt_psn;
-	uint32_t srtt_us, rttvar_us; /* 0: no sample yet */
-	bool tainted; /* a recovery while timing: the sample would measure it too */
 };
-#define RTT_GIVE_UP_NS 4000000000ull /* a timed PSN never covered (forgotten QP) */
 
 struct agent {
 	const struct lhd_config *cfg;
@@ -114,26 +108,25 @@ static struct sentry_est *sentry_est_of(struct agent *ag, const struct lh_qp_key
 }
 
 /* srtt + 4 rttvar, at most 2 srtt (as a tail-loss probe waits) */
-static uint32_t est_rto_us(const struct sentry_est *e)
+static uint32_t est_rto_us(const struct lh_qp *qp)
 {
-	uint32_t var = 4 * e->rttvar_us;
+	uint32_t var = 4 * qp->s_rttvar_us;
 
-	return e->srtt_us + (var < e->srtt_us ? var : e->srtt_us);
+	return qp->s_srtt_us + (var < qp->s_srtt_us ? var : qp->s_srtt_us);
 }
 
 /*
  * What a QP's timers wait for a round trip: its RTO, at least --wan-rtt and
  * at least the largest srtt of the gateway's QPs with data outstanding
- * (path_srtt_us): they share
- * its WAN link and its queue, and a QP whose samples all fell into
- * recoveries (dropped) keeps an estimate from before the queue grew. Late
- * costs more than early here: a re-send that comes after the NIC's own
- * timeout costs a go-back-N of its window, one that comes too early a
- * duplicate packet.
+ * (path_srtt_us): they share its WAN link and its queue, and a QP whose
+ * samples all fell into recoveries (dropped) keeps an estimate from before
+ * the queue grew. Late costs more than early here: a re-send that comes
+ * after the NIC's own timeout costs a go-back-N of its window, one that
+ * comes too early a duplicate packet.
  */
-static uint64_t sentry_rto_ns(const struct agent *ag, const struct sentry_est *e)
+static uint64_t sentry_rto_ns(const struct agent *ag, const struct lh_qp *qp)
 {
-	uint64_t rto = est_rto_us(e);
+	uint64_t rto = est_rto_us(qp);
 
 	if (rto < ag->path_srtt_us)
 		rto = ag->path_srtt_us;
@@ -505,11 +498,8 @@ static uint32_t now_ms(void)
 /* A report named PSNs the Sentry has copies of (LH_EV_RESEND): queue them */
 static void gw_collect(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
 {
-	struct sentry_est *est = sentry_est_of(ag, k);
-	uint32_t i, psn, now = now_ms(), guard = (uint32_t)(sentry_rto_ns(ag, est) / 1000000) + 1;
+	uint32_t i, psn, now = now_ms(), guard = (uint32_t)(sentry_rto_ns(ag, qp) / 1000000) + 1;
 	struct lh_ring ring;
-
-	est->tainted = true;
 
 	if (qp->ring >= ag->cfg->rings || bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring))
 		return;
@@ -617,14 +607,21 @@ static void gw_bound(struct agent *ag, uint64_t copies)
 
 /*
  * What the programs read from the agent's measurements: GW_FULL, and the
- * re-send guard of the Sentry's own re-sends (no copy goes out again
- * sooner than the measured RTO). Written only when it changes.
+ * re-send guard of the Sentry's own re-sends of cached copies (lh_wan_in:
+ * a copy that went out less than this ago is on its way, not lost). A
+ * report that calls a copy missing was made at the Depot after the copy
+ * would have arrived if the report comes more than the gateways' round trip
+ * after the copy left; srtt (the largest of the QPs with data out) is that
+ * round trip plus the receiver's own ACK time, a margin already, so no
+ * rttvar on top: a re-send that comes one report late may come after the
+ * NIC's timeout (a go-back-N of its window), one too early costs a packet.
+ * At least --wan-rtt. Written only when it changes.
  */
 static void config_sync(struct agent *ag)
 {
-	uint32_t zero = 0, rto = ag->path_rto_us > ag->cfg->wan_rtt_us ? ag->path_rto_us
-									: ag->cfg->wan_rtt_us;
-	uint32_t guard = rto / 1000 + 1;
+	uint32_t zero = 0, rtt = ag->path_srtt_us > ag->cfg->wan_rtt_us ? ag->path_srtt_us
+									  : ag->cfg->wan_rtt_us;
+	uint32_t guard = rtt / 1000 + 1;
 	struct lh_config c;
 
 	if ((guard == ag->guard_ms && ag->gw_full == ag->gw_full_set) ||
@@ -751,53 +748,6 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 }
 
 /*
- * One tick of a Sentry QP's RTT estimate: the PSN timed is covered by a
- * report (its time: when the report came) or by the receiver's ACK point
- * (the tick's time, coarser); then the newest PSN sent is timed next.
- * Reports and ACKs are cumulative: a loss before the timed PSN delays its
- * sample by the recovery, so a sample taken across a recovery (LR2 episode
- * or gateway re-sends of the QP) is dropped, as Karn's rule drops samples
- * of retransmitted segments; but not the QP's first (at 1 % loss and a
- * window of 128 most samples cross a recovery, and an unmeasured QP keeps
- * the copies' bound open, gw_bound).
- */
-static void sentry_rtt(struct sentry_est *e, const struct lh_qp *qp, uint64_t now)
-{
-	if (qp->flags & LH_QPF_SENTRY_BUSY)
-		e->tainted = true;
-	if (e->rtt_t) {
-		bool by_report = qp->s_sack_ns > e->rtt_t && psn_diff(qp->s_sack_epsn, e->rtt_psn) > 0;
-		uint64_t end = by_report ? qp->s_sack_ns : now;
-		uint32_t r, d;
-
-		if (!by_report && psn_diff(qp->s_una, e->rtt_psn) <= 0) {
-			if (now - e->rtt_t > RTT_GIVE_UP_NS)
-				e->rtt_t = 0;
-			return;
-		}
-		r = end > e->rtt_t ? (uint32_t)((end - e->rtt_t) / 1000) : 0;
-		if (e->tainted && e->srtt_us) {
-			/* no sample (the first is taken: long is the safe side) */
-		} else if (!e->srtt_us) {
-			e->srtt_us = r ? r : 1;
-			e->rttvar_us = r / 2;
-		} else {
-			d = r > e->srtt_us ? r - e->srtt_us : e->srtt_us - r;
-			e->rttvar_us = (3 * e->rttvar_us + d) / 4;
-			e->srtt_us = (7 * e->srtt_us + r) / 8;
-			if (!e->srtt_us)
-				e->srtt_us = 1;
-		}
-		e->rtt_t = 0;
-	}
-	if (qp->s_tx_ns && qp->s_una != qp->s_next) {
-		e->rtt_psn = psn_add(qp->s_next, ROCE_PSN_MASK);
-		e->rtt_t = qp->s_tx_ns;
-		e->tainted = (qp->flags & LH_QPF_SENTRY_BUSY) != 0;
-	}
-}
-
-/*
  * Sentry, T/C-SACK: "no ACK within 2T: resend the last packet". Data is
  * outstanding (the receiver has not acknowledged all the NIC sent), the
  * Depot has reported this QP before but not for 2T, and the NIC has sent
@@ -815,7 +765,7 @@ static void sentry_rtt(struct sentry_est *e, const struct lh_qp *qp, uint64_t no
 static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
 			   struct sentry_est *est, uint64_t now, uint64_t sack_ns)
 {
-	uint64_t rto_ns = sentry_rto_ns(ag, est);
+	uint64_t rto_ns = sentry_rto_ns(ag, qp);
 	uint32_t psn;
 
 	if (!qp->s_sack_ns || qp->s_una == qp->s_next || !(qp->flags & LH_QPF_PAIRED))
@@ -876,15 +826,14 @@ static void tick(struct agent *ag)
 		if (qp.flags & LH_QPF_SENTRY) {
 			struct sentry_est *est = sentry_est_of(ag, &cur);
 
-			sentry_rtt(est, &qp, now);
-			if (!est->srtt_us && qp.s_una != qp.s_next)
+			if (!qp.s_srtt_us && qp.s_una != qp.s_next)
 				unmeasured++;
 			/* the path: QPs with data out now (not a finished QP's old estimate) */
-			if (est->srtt_us && qp.s_una != qp.s_next) {
-				if (est_rto_us(est) > rto_max_us)
-					rto_max_us = est_rto_us(est);
-				if (est->srtt_us > srtt_max_us)
-					srtt_max_us = est->srtt_us;
+			if (qp.s_srtt_us && qp.s_una != qp.s_next) {
+				if (est_rto_us(&qp) > rto_max_us)
+					rto_max_us = est_rto_us(&qp);
+				if (qp.s_srtt_us > srtt_max_us)
+					srtt_max_us = qp.s_srtt_us;
 			}
 			if (sack_ns)
 				sentry_silence(ag, &cur, &qp, est, now, sack_ns);

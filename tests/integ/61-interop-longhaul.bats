@@ -166,14 +166,17 @@ loss_case() {
 	report "longhaul, lossless"
 	jq_assert "$IO_W" '.a2b.lost == 0 and .b2a.lost == 0'
 	receiver_saw_no_wan_gap
-	# no gap anywhere, so nothing held and no NACK; the Sentry and Depot saw the QP
-	[ "$(lhc b depot_held)" -eq 0 ]
-	[ "$(lhc b depot_nack)" -eq 0 ]
+	# the Sentry and Depot saw the QP
 	[ "$(lhc b depot_in_order)" -gt 0 ]
 	[ "$(lhc a sentry_in_order)" -gt 0 ]
-	[ "$(icrc_of gwb-wan .depot_nack_marks)" -eq 0 ]
-	# the gateways NAKed nothing, so what the requester counted is its own timer
-	[ "$(ctr client rcvd_seq_err)" -eq 0 ]
+	# The emulator lost nothing, but a loaded 2-core host can still drop or reorder a
+	# frame between the gateways (a CI run: 7 held, 1 Depot-NACK, emulator loss 0).
+	# Whatever gap the Depot saw it held and released, and NACKed as a mark (at most one
+	# NACK per gap, each gap at least one held packet); every NAK the requester took
+	# came from gwa's Sentry
+	[ "$(lhc b depot_released)" -eq "$(lhc b depot_held)" ]
+	[ "$(lhc b depot_nack)" -le "$(lhc b depot_held)" ]
+	[ "$(ctr client rcvd_seq_err)" -le $(($(lhc a sentry_dnack_forward) + $(lhc a sentry_nack))) ]
 }
 
 @test "1 % random WAN loss both ways, ib_write_bw: with longhaul no gap reaches rxe; without, go-back-N" {

@@ -570,31 +570,42 @@ static void sentry_v6_forward(void)
 static void sentry_acked_resend(void)
 {
 	struct dp_flow fl = f4;
-	uint8_t in[9216];
-	struct run r;
-	size_t len;
-	int64_t c0;
+	uint8_t in[9216], in1[9216];
+	struct timespec t0, t1;
+	struct run r, r1;
+	size_t len, len1;
+	int64_t c0, c1;
 	uint32_t b = 9000;
+	long us;
 
 	fl.a.v4.s_addr = htonl(0x0a000a09);
 	sentry_sent(&fl, b, 10);
 	len = dp_ack_frame(&fl, b + 4, 0x1f, 0, 2, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	/* the NIC's timer: it resends from b */
+	/*
+	 * The NIC's timer: it resends from b, b + 1 right after. The two runs
+	 * go back to back, the counters read before and after, so that the
+	 * second comes well within the echo gap (200 us) even in an emulated
+	 * guest (kernel-check under TCG: about 100 us per test run).
+	 */
 	len = dp_data_frame(&fl, b, in);
+	len1 = dp_data_frame(&fl, b + 1, in1);
 	c0 = ctr("sentry_ack_echo");
+	c1 = ctr("sentry_acked_drop");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	xdp("lh_dc_xdp", in, len, &r);
+	xdp("lh_dc_xdp", in1, len1, &r1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
 	tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 		       r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
 		       r.p.roce.psn == b + 4 && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
 		       ctr("sentry_ack_echo") == c0 + 1,
 	       "Sentry, no episode: a resend of an acknowledged PSN becomes the ACK (PSN %u) toward the NIC",
 	       b + 4);
-	len = dp_data_frame(&fl, b + 1, in);
-	c0 = ctr("sentry_acked_drop");
-	xdp("lh_dc_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_acked_drop") == c0 + 1,
-	       "Sentry, no episode: the next acknowledged one right after is dropped and counted");
+	if (!tap_ok(r1.verdict == XDP_DROP_ && ctr("sentry_acked_drop") == c1 + 1,
+		    "Sentry, no episode: the next acknowledged one right after is dropped and counted"))
+		tap_diag("  verdict %u; both runs took %ld us", r1.verdict, us);
 	len = dp_data_frame(&fl, b + 5, in);
 	c0 = ctr("sentry_retx_pass");
 	xdp("lh_dc_xdp", in, len, &r);

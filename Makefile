@@ -41,6 +41,11 @@ USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 LDLIBS := $(LIBBPF_LIBS) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -MMD -MP \
 	-Ivmlinux -Iinclude -Ibpf -I$(O)/gen $(LIBBPF_CFLAGS)
+# TRACE=1: the Sentry's decisions to the trace buffer (bpf/lib/common.h lh_trace);
+# build it apart, e.g. make O=build-trace TRACE=1
+ifeq ($(TRACE),1)
+BPF_CFLAGS += -DLH_TRACE
+endif
 
 # BPF programs: one object and one skeleton per bpf/*.bpf.c
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

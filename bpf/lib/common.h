@@ -18,6 +18,20 @@
 #define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
 #endif
 
+/*
+ * Decision trace for debugging (`make TRACE=1`, read /sys/kernel/tracing/trace;
+ * scripts/lh-trace.py decodes it): off in every normal build. At most
+ * three arguments: bpf_printk keeps its format in rodata then, more would
+ * put an argument array on a stack the data path has no room for.
+ */
+#ifdef LH_TRACE
+#define lh_trace(fmt, a, b, c) bpf_printk(fmt, a, b, c)
+#else
+#define lh_trace(fmt, a, b, c) \
+	do {                   \
+	} while (0)
+#endif
+
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define lh_le32_to_cpu(x) (x)
 #else

@@ -435,6 +435,8 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);
+	lh_trace("LHD %u %x %u", psn, (act << 16) | qp->flags, qp->s_next);
+	lh_trace("LHD2 %u %u", qp->s_una, qp->s_replay, 0);
 	if (busy && !watchdog_ns && cfg->watchdog_ms)
 		lh_count(st, LH_STAT_SENTRY_WATCHDOG);
 
@@ -617,6 +619,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		}
 	}
 	bpf_spin_unlock(&qp->lock);
+	lh_trace("LHA %u %x %x", psn, (syn << 24) | (b4 << 16) | (act << 12) | qp->flags, qp->s_una);
 	if (owed)
 		lh_event(LH_EV_NAK_DUE, &dkey, owed, 0);
 	if (upto)

@@ -24,7 +24,7 @@
  * times its body (an emit, with all its branches): that ran lh_dc_out (6.1)
  * and lh_dc_kick (6.1 and 6.12, both runs in one program) past the
  * verifier's 1M instructions. A callback's body is checked as one function,
- * whatever the count (lh_dc_kick: 144k instructions on 6.1, 148k on 6.12).
+ * whatever the count (lh_dc_kick: about 145k instructions on 6.1 and 6.12).
  * The verifier inlines bpf_loop with a constant callback and flags 0 (6.0+):
  * a direct call per iteration, no helper. What the iterations share lives
  * in a context struct on the caller's stack.
@@ -230,7 +230,7 @@ static __always_inline __u32 depot_replay(struct __sk_buff *skb, struct lh_qp *q
  * it runs once per packet the NIC acknowledges, where a callback's call and
  * context loads cost ~7 ns a slot (measured: 1480 ns instead of 1370 for an
  * ACK freeing 16); its body is small enough for the verifier to walk
- * LH_RING_SIZE times (lh_dc_in: 127k instructions on 6.1).
+ * LH_RING_SIZE times (lh_dc_in: about 130k instructions on 6.1).
  */
 static __always_inline void depot_free_acked(struct lh_qp *qp, struct lh_ring *ring, __u32 from,
 					     __u32 n, struct lh_stats *st)

@@ -64,6 +64,21 @@ int lh_dc_out(struct __sk_buff *skb)
 	if (!qp)
 		return TC_ACT_OK;
 	/*
+	 * The DC timer's reference (lh_qp d_ar_psn), and one AckReq at a time
+	 * timed to its ACK (d_rtt_*, lh_dc_in). Racy stores: two CPUs sending
+	 * AckReq packets of one QP at once only make a sample a little off.
+	 */
+	if (p.ackreq && (qp->flags & LH_QPF_DEPOT)) {
+		__u64 now = bpf_ktime_get_ns();
+
+		qp->d_ar_psn = p.psn;
+		qp->d_ar_ns = now;
+		if (!qp->d_rtt_ns) {
+			qp->d_rtt_psn = p.psn;
+			qp->d_rtt_ns = now;
+		}
+	}
+	/*
 	 * Until the NIC's first ACK tells the requester's QPN the Depot cannot
 	 * NACK: ask the NIC to acknowledge each delivery (AckReq, ICRC redone).
 	 * The first ACK pairs the QP, a DC round trip after its first packet.

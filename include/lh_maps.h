@@ -126,8 +126,59 @@ struct lh_qp {
 	__u32 s_srtt_us;
 	__u32 s_rttvar_us;
 	__u32 s_rtt_samples; /* samples taken (the agent sees new ones) */
-	__u32 s_pad;
+	/*
+	 * Depot: the newest packet with AckReq that went to the NIC (lh_dc_out)
+	 * and when: the NIC ACKs it at once, so an ACK point still before it a
+	 * while later means loss inside the receiver's DC that no NAK reported
+	 * (rxe NAKs a gap once; that NAK, or the replay answering it, can be
+	 * lost too). The agent then replays from the ACK point (--dc-timeout).
+	 */
+	__u32 d_ar_psn;
+	__u32 d_rtt_psn; /* Depot: the AckReq PSN timed to its ACK (d_rtt_ns != 0) */
+	/*
+	 * Depot: the newest PSN a Depot-NACK of the programs carried: it told the
+	 * sender that the receiver has every PSN before it, which the sender
+	 * then never sends again; the DC timer watches until the NIC ACKs it
+	 */
+	__u32 d_nacked_psn;
+	__u32 d_pad;
+	__u64 d_ar_ns; /* 0: none yet */
+	__u64 d_rtt_ns; /* when d_rtt_psn went to the NIC; 0: nothing timed */
+	/* Depot: that round trip into the receiver's DC, smoothed (RFC 6298), us */
+	__u32 d_srtt_us;
+	__u32 d_rttvar_us;
 };
+
+/*
+ * A round-trip sample r (us) into srtt / rttvar, as RFC 6298 (2.2, 2.3), in
+ * integers: the Sentry's (s_srtt_us) and the Depot's (d_srtt_us). In BPF
+ * under the QP lock.
+ */
+static __always_inline void lh_rtt_sample(__u32 *srtt, __u32 *rttvar, __u32 r)
+{
+	__u32 d;
+
+	if (!r)
+		r = 1;
+	if (!*srtt) {
+		*srtt = r;
+		*rttvar = r / 2;
+		return;
+	}
+	d = r > *srtt ? r - *srtt : *srtt - r;
+	*rttvar = (3 * *rttvar + d) / 4;
+	*srtt = (7 * *srtt + r) / 8;
+	if (!*srtt)
+		*srtt = 1;
+}
+
+/* The timeout of such an estimate: srtt + 4 rttvar, at most 2 srtt (as a tail-loss probe waits) */
+static __always_inline __u32 lh_rto_us(__u32 srtt, __u32 rttvar)
+{
+	__u32 var = 4 * rttvar;
+
+	return srtt + (var < srtt ? var : srtt);
+}
 
 /*
  * PSN of a Depot-NACK (the programs' and the agent's): the receiver's ePSN,

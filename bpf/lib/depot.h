@@ -172,6 +172,8 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 			return XDP_DROP; /* held all the same; the agent's timer NACKs */
 		}
 		qp->last_nack_ns = now;
+		if (psn_diff(gap_start, qp->d_nacked_psn) > 0)
+			qp->d_nacked_psn = gap_start; /* racy: a hint for the DC timer */
 		lh_count(st, LH_STAT_DEPOT_NACK);
 		return XDP_PASS; /* the kernel routes the NACK back over the WAN */
 	case DEPOT_DUP_HELD:

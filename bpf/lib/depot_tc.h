@@ -217,6 +217,8 @@ static __always_inline __u32 depot_replay(struct __sk_buff *skb, struct lh_qp *q
 		.v6 = qp->flags & LH_QPF_IPV6,
 	};
 
+	/* what is timed may be in this replay: its ACK would measure the replay (Karn) */
+	qp->d_rtt_ns = 0;
 	bpf_loop(LH_BURST, depot_replay_step, &c, 0);
 	if (c.n && c.more && !c.stopped) {
 		lh_count(st, LH_STAT_DEPOT_RELEASE_MORE);
@@ -279,12 +281,20 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 	if ((p->syndrome & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		__u32 upto = psn_add(psn, 1); /* an ACK covers its own PSN */
 
+		__u64 now = bpf_ktime_get_ns();
+
 		bpf_spin_lock(&qp->lock);
 		qp->msn = p->msn;
 		if (psn_diff(upto, qp->d_acked) > 0 && psn_diff(upto, qp->d_deliv) <= 0) {
 			from = qp->d_acked;
 			n = psn_diff(upto, qp->d_acked);
 			qp->d_acked = upto;
+		}
+		/* the round trip into the DC (--dc-timeout's estimate) */
+		if (qp->d_rtt_ns && psn_diff(upto, qp->d_rtt_psn) > 0) {
+			lh_rtt_sample(&qp->d_srtt_us, &qp->d_rttvar_us,
+				      now > qp->d_rtt_ns ? (__u32)((now - qp->d_rtt_ns) / 1000) : 0);
+			qp->d_rtt_ns = 0;
 		}
 		bpf_spin_unlock(&qp->lock);
 		lh_count(st, LH_STAT_DEPOT_ACK);

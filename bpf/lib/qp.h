@@ -215,6 +215,8 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 		init->d_high = p->psn;
 		init->d_acked = p->psn;
 		init->d_unsafe_end = p->psn;
+		init->d_nacked_psn = p->psn;
+		init->d_ar_psn = p->psn;
 		__builtin_memcpy(init->wan_peer_mac, p->smac, 6);
 		__builtin_memcpy(init->wan_mac, p->dmac, 6);
 		lh_count(st, LH_STAT_DEPOT_NEW_QP);

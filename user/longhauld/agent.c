@@ -56,6 +56,18 @@ struct sentry_est {
 	uint64_t resend_ns; /* the last gateway re-send (its report is due an RTT later) */
 };
 
+/*
+ * Depot, per ring: the receiving NIC's ACK point as last seen, since when,
+ * and the replays since it last moved (each waits twice as long).
+ */
+struct dc_timer {
+	uint64_t since_ns;
+	uint32_t acked;
+	uint32_t told; /* the newest ePSN the agent's NACKs and reports gave the sender */
+	bool told_set;
+	uint8_t tries;
+};
+
 struct agent {
 	const struct lhd_config *cfg;
 	struct lhd_datapath *dp;
@@ -75,6 +87,8 @@ struct agent {
 	uint32_t guard_ms; /* ... as written to lh_config */
 	/* Depot: per ring, Depot-NACK retries since the QP last moved (backoff) */
 	uint8_t *nack_tries;
+	/* Depot: per ring, the DC timer (dc_timer()) */
+	struct dc_timer *dc;
 	uint32_t report_seq;
 	/* Sentry, gateway recovery: the re-send queue (FIFO) and its pacer */
 	int pool_fd, config_fd, pace_fd;
@@ -107,12 +121,9 @@ static struct sentry_est *sentry_est_of(struct agent *ag, const struct lh_qp_key
 	return &ag->est[h % SILENCE_SLOTS];
 }
 
-/* srtt + 4 rttvar, at most 2 srtt (as a tail-loss probe waits) */
 static uint32_t est_rto_us(const struct lh_qp *qp)
 {
-	uint32_t var = 4 * qp->s_rttvar_us;
-
-	return qp->s_srtt_us + (var < qp->s_srtt_us ? var : qp->s_srtt_us);
+	return lh_rto_us(qp->s_srtt_us, qp->s_rttvar_us);
 }
 
 /*
@@ -147,6 +158,16 @@ static void addr_from_key(union lh_ip_addr *dst, const uint8_t *a)
 		memcpy(&dst->v4, a + 12, 4);
 	else
 		memcpy(&dst->v6, a, 16);
+}
+
+/* The MAC of a host in the DC (a key's address) from the neighbour table */
+static int dc_host_mac(const struct agent *ag, const uint8_t *key_addr, uint8_t mac[6])
+{
+	union lh_ip_addr a;
+
+	addr_from_key(&a, key_addr);
+	return lh_nl_neigh_get(is_v4mapped(key_addr) ? AF_INET : AF_INET6, ag->cfg->dc.ifindex,
+			       is_v4mapped(key_addr) ? (void *)&a.v4 : (void *)&a.v6, mac);
 }
 
 /* ---- pairing ----
@@ -290,6 +311,12 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 		return -EAGAIN; /* the timer tries again once the NIC's first ACK paired it */
 	if (held_bitmap(ag, qp, held, &nbits, &gap))
 		return -ENOENT;
+	/* the report's ePSN (and a NACK's PSN, not later) tells the sender what arrived */
+	if (qp->ring < ag->cfg->rings &&
+	    (!ag->dc[qp->ring].told_set || psn_diff(qp->d_deliv, ag->dc[qp->ring].told) > 0)) {
+		ag->dc[qp->ring].told = qp->d_deliv;
+		ag->dc[qp->ring].told_set = true;
+	}
 	if (with_nack && gap) {
 		spec_to_requester(&s, k, qp);
 		s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
@@ -347,7 +374,6 @@ static void send_sack(struct agent *ag, const struct lh_qp_key *k, const struct 
 static int send_owed_nak(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
 			 uint32_t psn)
 {
-	union lh_ip_addr a;
 	uint8_t buf[256], nic_mac[6];
 	struct lh_pkt_spec s;
 	struct lh_frame f;
@@ -356,9 +382,7 @@ static int send_owed_nak(struct agent *ag, const struct lh_qp_key *k, const stru
 
 	if (!ag->dc_io)
 		return -ENODEV;
-	addr_from_key(&a, k->saddr);
-	err = lh_nl_neigh_get(is_v4mapped(k->saddr) ? AF_INET : AF_INET6, ag->cfg->dc.ifindex,
-			      is_v4mapped(k->saddr) ? (void *)&a.v4 : (void *)&a.v6, nic_mac);
+	err = dc_host_mac(ag, k->saddr, nic_mac);
 	if (err)
 		return err;
 	lh_pkt_spec_init(&s, (qp->flags & LH_QPF_IPV6) ? AF_INET6 : AF_INET);
@@ -392,16 +416,13 @@ static int kick(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp 
 {
 	LIBBPF_OPTS(bpf_test_run_opts, o);
 	struct __sk_buff skb = { .ifindex = (uint32_t)ag->cfg->dc.ifindex };
-	union lh_ip_addr b;
 	uint8_t buf[256], nic_mac[6];
 	struct lh_pkt_spec s;
 	ssize_t sz;
 	int err;
 
 	/* the frames the kick emits carry this one's link header: the NIC's MAC */
-	addr_from_key(&b, k->daddr);
-	err = lh_nl_neigh_get(is_v4mapped(k->daddr) ? AF_INET : AF_INET6, ag->cfg->dc.ifindex,
-			      is_v4mapped(k->daddr) ? (void *)&b.v4 : (void *)&b.v6, nic_mac);
+	err = dc_host_mac(ag, k->daddr, nic_mac);
 	if (err)
 		return err;
 	lh_pkt_spec_init(&s, (qp->flags & LH_QPF_IPV6) ? AF_INET6 : AF_INET);
@@ -735,6 +756,8 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 		memset(&ring, 0, sizeof(ring));
 		bpf_map_update_elem(ag->ring_fd, &qp->ring, &ring, BPF_ANY);
 		bpf_map_update_elem(ag->ring_free_fd, NULL, &qp->ring, BPF_ANY);
+		if (qp->ring < ag->cfg->rings)
+			memset(&ag->dc[qp->ring], 0, sizeof(ag->dc[qp->ring]));
 	}
 	memcpy(ack.saddr, k->daddr, 16);
 	memcpy(ack.daddr, k->saddr, 16);
@@ -800,6 +823,103 @@ static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const st
 		ag->st.sack_naks++;
 }
 
+/*
+ * The DC timer's probe: the backup copies of the NIC's ACK point and of the
+ * newest AckReq packet (d_ar_psn), to the NIC, out of the DC interface. A
+ * NIC that lost the first takes it in order, which ends its silence (rxe
+ * NAKs again only after an in-order packet), and the second, out of order
+ * now, gets the Depot a fresh NAK that it answers with the whole replay
+ * from its pool. A NIC that had both only ACKs two duplicates: a slow NIC
+ * costs two packets, not a replay (a replay into a busy receiver made it
+ * slower still: 64 QPs on one lhperf went from 0.6 to 13 s).
+ */
+static int dc_probe(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
+{
+	uint32_t psn[2] = { qp->d_acked, qp->d_ar_psn };
+	uint8_t frame[14 + LH_SLOT_DATA], nic_mac[6];
+	struct lh_slot *slot = ag->slot_buf;
+	struct lh_frame f;
+	int i, sent = 0, err;
+
+	if (!ag->dc_io || qp->ring >= ag->cfg->rings ||
+	    bpf_map_lookup_elem(ag->ring_fd, &qp->ring, ag->ring_buf))
+		return -ENOENT;
+	err = dc_host_mac(ag, k->daddr, nic_mac);
+	if (err)
+		return err;
+	for (i = 0; i < (psn[0] == psn[1] ? 1 : 2); i++) {
+		const struct lh_ring_ent *e = &ag->ring_buf->ent[psn[i] & LH_RING_MASK];
+
+		if (e->tag != LH_TAG(LH_SLOT_BACKUP, psn[i]) ||
+		    bpf_map_lookup_elem(ag->pool_fd, &e->slot, slot) || slot->psn != psn[i] ||
+		    slot->ring != qp->ring || !slot->len || slot->len > LH_SLOT_DATA)
+			continue; /* acknowledged and freed meanwhile */
+		memcpy(frame, nic_mac, 6);
+		memcpy(frame + 6, ag->dc_mac, 6);
+		frame[12] = (qp->flags & LH_QPF_IPV6) ? 0x86 : 0x08;
+		frame[13] = (qp->flags & LH_QPF_IPV6) ? 0xdd : 0x00;
+		memcpy(frame + 14, slot->data, slot->len);
+		f = (struct lh_frame){ .data = frame, .len = 14 + slot->len, .cap = sizeof(frame) };
+		if (lh_pktio_send(ag->dc_io, &f, 1) != 1) {
+			ag->st.send_fail++;
+			return -EIO;
+		}
+		sent++;
+	}
+	return sent ? 0 : -ENOENT;
+}
+
+/*
+ * Depot: loss inside the receiver's DC that no NAK reported. rxe NAKs a gap
+ * once, then drops what follows in silence; if that NAK, or the replay the
+ * Depot answered it with, is lost too, nothing would ever fill the gap: the
+ * sender was told (by the Depot-NACK that moved its ACK point) that the
+ * receiver has those PSNs, and it never sends them again. So the timer
+ * watches only a QP whose sender was told more than its NIC ACKed (the
+ * programs' Depot-NACKs: d_nacked_psn; the agent's NACKs and reports). A packet with
+ * AckReq is ACKed by the NIC at once: when the NIC's ACK point is still
+ * before the newest one that went to it (d_ar_psn) a timeout after it went,
+ * and has not moved for as long, the Depot probes the NIC (dc_probe: two
+ * packets, which make it NAK if it lacks them). The timeout is the round
+ * trip into the DC measured (d_srtt_us, AckReq to ACK: a busy NIC takes
+ * long), srtt + 4 rttvar, at least --dc-timeout; each probe without
+ * progress waits twice as long as the last (up to 8 x).
+ */
+static void dc_timer(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
+		     uint64_t now)
+{
+	struct dc_timer *t = &ag->dc[qp->ring];
+	uint64_t rto = lh_rto_us(qp->d_srtt_us, qp->d_rttvar_us);
+	uint64_t wait = (rto > ag->cfg->dc_timeout_us ? rto : ag->cfg->dc_timeout_us) * 1000
+			<< (t->tries < 3 ? t->tries : 3);
+
+	uint32_t told = t->told_set && psn_diff(t->told, qp->d_nacked_psn) > 0 ? t->told
+									       : qp->d_nacked_psn;
+
+	if (qp->d_acked != t->acked) {
+		t->acked = qp->d_acked;
+		t->since_ns = now;
+		t->tries = 0;
+		return;
+	}
+	/* only what the sender was told the receiver has: the rest it sends again itself */
+	if (psn_diff(told, qp->d_acked) <= 0 || psn_diff(told, qp->d_deliv) > 0)
+		return;
+	if (qp->d_acked == qp->d_deliv || !qp->d_ar_ns || psn_diff(qp->d_ar_psn, qp->d_acked) < 0 ||
+	    psn_diff(qp->d_ar_psn, qp->d_deliv) >= 0 || (qp->flags & LH_QPF_RELEASING) ||
+	    !(qp->flags & LH_QPF_PAIRED))
+		return;
+	if (now < qp->d_ar_ns + wait || now < t->since_ns + wait)
+		return;
+	pr_debug("Depot QP 0x%x: no ACK past %u for %llu us (AckReq %u): probe\n", k->dqpn,
+		 qp->d_acked, (unsigned long long)((now - t->since_ns) / 1000), qp->d_ar_psn);
+	t->since_ns = now;
+	if (t->tries < UINT8_MAX)
+		t->tries++;
+	if (!dc_probe(ag, k, qp))
+		ag->st.dc_probes++;
+}
+
 static void tick(struct agent *ag)
 {
 	const struct lhd_config *cfg = ag->cfg;
@@ -854,6 +974,8 @@ static void tick(struct agent *ag)
 				ag->st.kick_fail++;
 			continue;
 		}
+		if (cfg->dc_timeout_us)
+			dc_timer(ag, &cur, &qp, now);
 		/*
 		 * A gap still open: its Depot-NACK or its retransmission was lost,
 		 * or is queued on the WAN longer than the timeout: each retry
@@ -935,22 +1057,26 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.guard_ms = cfg->wan_rtt_us / 1000 + 1; /* as datapath.c set it */
 	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));
 	ag.nack_tries = calloc(cfg->rings, sizeof(*ag.nack_tries));
+	ag.dc = calloc(cfg->rings, sizeof(*ag.dc));
 	ag.est = calloc(SILENCE_SLOTS, sizeof(*ag.est));
 	ag.sack_ns = calloc(cfg->rings, sizeof(*ag.sack_ns));
 	ag.sack_rx_ns = calloc(cfg->rings, sizeof(*ag.sack_rx_ns));
-	if (!ag.nacked_ns || !ag.sack_ns || !ag.sack_rx_ns || !ag.nack_tries || !ag.est)
+	if (!ag.nacked_ns || !ag.sack_ns || !ag.sack_rx_ns || !ag.nack_tries || !ag.est || !ag.dc)
 		goto out;
 	ag.ring_buf = malloc(sizeof(*ag.ring_buf));
 	if (!ag.ring_buf)
 		goto out;
+	/* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
+	ag.pool_fd = lhd_map_fd(dp, "lh_pool");
+	ag.slot_buf = malloc(sizeof(*ag.slot_buf));
+	if (!ag.slot_buf)
+		goto out;
 	if (cfg->gateway) {
-		ag.pool_fd = lhd_map_fd(dp, "lh_pool");
 		ag.gwq_cap = cfg->gw_bound_pkts;
 		ag.gwq = calloc(ag.gwq_cap, sizeof(*ag.gwq));
 		ag.gw_marks = calloc((size_t)cfg->rings * LH_RING_SIZE, sizeof(*ag.gw_marks));
-		ag.slot_buf = malloc(sizeof(*ag.slot_buf));
 		ag.pace_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (!ag.gwq || !ag.gw_marks || !ag.slot_buf || ag.pace_fd < 0)
+		if (!ag.gwq || !ag.gw_marks || ag.pace_fd < 0)
 			goto out;
 	}
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
@@ -1004,11 +1130,13 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		}
 	}
 	pr_info("agent: %llu events, %llu QPs paired, %llu reports (%llu T/C-SACK), "
-		"%llu NACK retries, %llu silence NAKs, %llu runs continued, %llu QPs forgotten\n",
+		"%llu NACK retries, %llu silence NAKs, %llu runs continued, %llu QPs forgotten, "
+		"%llu DC probes\n",
 		(unsigned long long)ag.st.events, (unsigned long long)ag.st.paired,
 		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
 		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
-		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten);
+		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten,
+		(unsigned long long)ag.st.dc_probes);
 	if (cfg->sentry)
 		pr_info("agent: Sentry round trips (RTO: srtt + 4 rttvar, at most 2 srtt): largest %u us, last %u us "
 			"(--wan-rtt %u us)\n",
@@ -1037,6 +1165,7 @@ out:
 	free(ag.ring_buf);
 	free(ag.nacked_ns);
 	free(ag.nack_tries);
+	free(ag.dc);
 	free(ag.est);
 	free(ag.sack_ns);
 	free(ag.sack_rx_ns);

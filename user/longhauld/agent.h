@@ -22,6 +22,7 @@ struct lhd_agent_stats {
 	uint64_t sack_naks; /* Sentry: NAKs for data outstanding with its Depot silent for 2T */
 	uint64_t naks_owed; /* Sentry: NAKs sent to the NIC once its retry ended */
 	uint64_t kicks; /* release / replay runs continued */
+	uint64_t dc_probes; /* Depot: the DC timer's probes of the NIC (--dc-timeout) */
 	uint64_t kick_fail;
 	uint64_t qps_forgotten;
 	uint64_t send_fail;

@@ -34,6 +34,7 @@ enum {
 	OPT_WAN_RATE,
 	OPT_NACK_TIMEOUT,
 	OPT_SENTRY_WATCHDOG,
+	OPT_DC_TIMEOUT,
 	OPT_QP_IDLE,
 	OPT_SACK_TIME,
 	OPT_SACK_COUNT,
@@ -65,6 +66,7 @@ static const struct option long_opts[] = {
 	{ "wan-rate", required_argument, NULL, OPT_WAN_RATE },
 	{ "nack-timeout", required_argument, NULL, OPT_NACK_TIMEOUT },
 	{ "sentry-watchdog", required_argument, NULL, OPT_SENTRY_WATCHDOG },
+	{ "dc-timeout", required_argument, NULL, OPT_DC_TIMEOUT },
 	{ "qp-idle", required_argument, NULL, OPT_QP_IDLE },
 	{ "sack-time", required_argument, NULL, OPT_SACK_TIME },
 	{ "sack-count", required_argument, NULL, OPT_SACK_COUNT },
@@ -108,6 +110,10 @@ void lhd_usage(FILE *f)
 		"  --sentry-watchdog TIME  a Sentry recovery that has not moved the receiver's\n"
 		"                      ACK point for TIME is given up, nothing filtered\n"
 		"                      (default 4 x wan-rtt + 50ms; 0: never)\n"
+		"  --dc-timeout TIME   the receiving NIC has not ACKed, TIME after it went\n"
+		"                      out, a packet that asks for an ACK: the Depot replays\n"
+		"                      from the NIC's ACK point (loss in the receiver's DC no\n"
+		"                      NAK reported); doubled per try (default 5ms; 0: never)\n"
 		"  --qp-idle TIME      forget connections quiet for TIME (default 30s)\n"
 		"  --sack-time TIME    T/C-SACK: the Depot reports each QP receiving data every\n"
 		"                      TIME; the Sentry NAKs data outstanding with no report\n"
@@ -361,6 +367,11 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		c->sentry_watchdog_ms = t ? (uint32_t)((t + 999) / 1000) : 0;
 		c->sentry_watchdog_set = true;
 		return 0;
+	case OPT_DC_TIMEOUT:
+		if (parse_time_us(arg, &c->dc_timeout_us))
+			goto bad;
+		c->dc_timeout_set = true;
+		return 0;
 	case OPT_SACK_TIME:
 		if (parse_time_us(arg, &c->sack_time_us))
 			goto bad;
@@ -593,6 +604,8 @@ static int derive(struct lhd_config *c)
 	if (!c->nack_timeout_us)
 		c->nack_timeout_us = c->wan_rtt_us * 3 / 2 + 1000;
 	c->release_watchdog_us = 2000;
+	if (!c->dc_timeout_set)
+		c->dc_timeout_us = 5000;
 	if (!c->sentry_watchdog_set)
 		c->sentry_watchdog_ms = (uint32_t)((4ull * c->wan_rtt_us + 999) / 1000) + 50;
 	/* T/C-SACK is off unless --sack-time turns it on (see the issue note: not yet safe

@@ -66,6 +66,8 @@ struct lhd_config {
 	uint32_t release_watchdog_us; /* a release stuck that long is kicked */
 	uint32_t sentry_watchdog_ms; /* a Sentry recovery stuck that long is given up, 0 never */
 	bool sentry_watchdog_set;
+	uint32_t dc_timeout_us; /* Depot: a NIC that has not ACKed an AckReq that long, replayed; 0 never */
+	bool dc_timeout_set;
 	uint32_t tick_us; /* the agent's timer */
 	uint32_t qp_idle_s; /* QPs quiet that long are forgotten */
 	/* T/C-SACK (draft-chen-tsvwg-updated-ack): report every T or N packets, 0 off */

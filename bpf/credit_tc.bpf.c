@@ -16,6 +16,10 @@
  *    returns upstream.
  * What the program cannot hold (hold limit reached, ring full, larger than a
  * record) is passed on, charged and counted: never dropped.
+ * It judges what actually leaves, so it runs last on a hook it shares (after
+ * LR2's lh_dc_out on a gateway's DC egress: longhauld attaches it at the end
+ * of the tcx chain, or as the later clsact priority) and passes with
+ * LH_TC_NEXT like every longhaul TC program (lib/common.h).
  */
 #include "lib/common.h"
 #include "lib/parsed.h"
@@ -74,7 +78,7 @@ static __always_inline void cr_charge(struct lh_cr_flow *f, __u32 path, __u32 le
 
 /*
  * Hand the packet to the agent (TC_ACT_SHOT) or, when it cannot be held,
- * pass it charged (TC_ACT_OK). l3_off: where the IP packet starts.
+ * pass it charged (LH_TC_NEXT). l3_off: where the IP packet starts.
  */
 static __always_inline int cr_hold(struct __sk_buff *skb, struct lh_cr_flow *f,
 				   const struct lh_qp_key *key, __u32 path, __u32 l3_off, __u32 len,
@@ -111,7 +115,7 @@ static __always_inline int cr_hold(struct __sk_buff *skb, struct lh_cr_flow *f,
 pass:
 	__sync_fetch_and_add(&f->hold_fail, 1);
 	cr_charge(f, path, len);
-	return TC_ACT_OK;
+	return LH_TC_NEXT;
 }
 
 SEC("tcx/egress")
@@ -129,11 +133,11 @@ int lh_cr_out(struct __sk_buff *skb)
 	lh_cr_count(st, LH_CR_ST_PKTS);
 	if (lh_parse_skb(skb, &p) != LH_STAT_ROCE) {
 		lh_cr_count(st, LH_CR_ST_NON_ROCE);
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	}
 	if (p.ipv6) {
 		lh_cr_count(st, LH_CR_ST_IPV6);
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	}
 	__builtin_memcpy(key.saddr, p.saddr, 16);
 	__builtin_memcpy(key.daddr, p.daddr, 16);
@@ -146,11 +150,11 @@ int lh_cr_out(struct __sk_buff *skb)
 		if (!cfg || !cfg->dc_ifindex || skb->ingress_ifindex != cfg->dc_ifindex ||
 		    skb->ifindex == cfg->dc_ifindex) {
 			lh_cr_count(st, LH_CR_ST_UNKNOWN);
-			return TC_ACT_OK;
+			return LH_TC_NEXT;
 		}
 		f = cr_flow_start(&key, st, now);
 		if (!f)
-			return TC_ACT_OK;
+			return LH_TC_NEXT;
 	}
 	f->last_ns = now;
 	g = bpf_map_lookup_elem(&lh_cr_grant, &key);
@@ -158,7 +162,7 @@ int lh_cr_out(struct __sk_buff *skb)
 		if (!(f->flags & LH_CRF_FIRST)) {
 			cr_charge(f, LH_CR_MAX_PATHS, len);
 			lh_cr_count(st, LH_CR_ST_COUNTED);
-			return TC_ACT_OK;
+			return LH_TC_NEXT;
 		}
 		/* set up under way: hold up to the configured limit (no path to charge yet) */
 		cap = cfg ? cfg->hold_cap : 0;
@@ -175,11 +179,11 @@ int lh_cr_out(struct __sk_buff *skb)
 	default: /* last hop, open, ending: count what leaves */
 		cr_charge(f, LH_CR_MAX_PATHS, len);
 		lh_cr_count(st, LH_CR_ST_COUNTED);
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	}
 	path = g->active;
 	if (path >= LH_CR_MAX_PATHS)
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	if (skb->ifindex != g->ifindex[path]) {
 		struct bpf_redir_neigh nh = { .nh_family = AF_INET };
 		long rc;
@@ -200,12 +204,12 @@ int lh_cr_out(struct __sk_buff *skb)
 		return cr_hold(skb, f, &key, path, p.l3_off, len, g->released_bytes, g->hold_cap, st);
 	cr_charge(f, path, len);
 	lh_cr_count(st, LH_CR_ST_FORWARDED);
-	return TC_ACT_OK;
+	return LH_TC_NEXT;
 released:
 	/* the agent sends a held packet only against credit: charge it, never hold it again */
 	cr_charge(f, g->state == LH_CRS_ACTIVE ? g->active : LH_CR_MAX_PATHS, len);
 	lh_cr_count(st, LH_CR_ST_RELEASED);
-	return TC_ACT_OK;
+	return LH_TC_NEXT;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

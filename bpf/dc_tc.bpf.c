@@ -8,6 +8,10 @@
  *  - lh_dc_kick: run by the agent with BPF_PROG_TEST_RUN to continue a
  *    release or replay longer than one burst (the frame names the QP: a data
  *    packet releases, a NAK replays from its PSN).
+ * longhauld puts lh_dc_in and lh_dc_out first on their hooks, so that a
+ * credit program sharing the DC egress (lh_cr_out of a credit longhauld on
+ * the same node) sees each delivery once: the filler's clone and the run,
+ * not the original lh_dc_out drops. Both pass with LH_TC_NEXT (common.h).
  */
 #include "lib/common.h"
 #include "lib/depot_tc.h"
@@ -33,13 +37,16 @@ int lh_dc_in(struct __sk_buff *skb)
 	struct lh_config *cfg = lh_config_get();
 	struct lh_parsed *p;
 	__u32 zero = 0;
+	int verdict;
 
 	if (!cfg || !(cfg->flags & LH_CFG_DEPOT))
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	p = bpf_map_lookup_elem(&lh_dc_in_pkt, &zero);
 	if (!p || lh_parse_skb(skb, p) != LH_STAT_ROCE || !lh_is_rc_ack(p))
-		return TC_ACT_OK;
-	return depot_tc_ack(skb, p, cfg, st);
+		return LH_TC_NEXT;
+	verdict = depot_tc_ack(skb, p, cfg, st);
+	/* an ACK or NAK it lets go: the next program on the hook sees it too */
+	return verdict == TC_ACT_OK ? LH_TC_NEXT : verdict;
 }
 
 /* The filler of a gap on its way to the NIC: send it, then the held run, in order */
@@ -56,13 +63,13 @@ int lh_dc_out(struct __sk_buff *skb)
 	bool filler;
 
 	if (!cfg || !(cfg->flags & LH_CFG_DEPOT))
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	if (lh_parse_skb(skb, &p) != LH_STAT_ROCE || !lh_is_rc_data(&p))
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	lh_key_of(&key, &p);
 	qp = bpf_map_lookup_elem(&lh_qp, &key);
 	if (!qp)
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	/*
 	 * The DC timer's reference (lh_qp d_ar_psn), and one AckReq at a time
 	 * timed to its ACK (d_rtt_*, lh_dc_in). Racy stores: two CPUs sending
@@ -88,11 +95,11 @@ int lh_dc_out(struct __sk_buff *skb)
 	    !lh_skb_set_ackreq(skb, p.l3_off, (__u32)(p.l4_off - p.l3_off) + p.udp_len, p.ipv6))
 		lh_count(st, LH_STAT_DEPOT_ACKREQ_PAIR);
 	if (!(qp->flags & LH_QPF_RELEASING))
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	ring_idx = qp->ring;
 	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
 	if (!ring)
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	bpf_spin_lock(&qp->lock);
 	filler = (qp->flags & LH_QPF_RELEASING) && qp->d_release_after == p.psn;
 	/*
@@ -103,11 +110,11 @@ int lh_dc_out(struct __sk_buff *skb)
 		qp->d_release_after = LH_NO_SLOT;
 	bpf_spin_unlock(&qp->lock);
 	if (!filler)
-		return TC_ACT_OK; /* released packets come by here again */
+		return LH_TC_NEXT; /* released packets come by here again */
 	lh_count(st, LH_STAT_DEPOT_RELEASE_RUNS);
 	if (bpf_clone_redirect(skb, skb->ifindex, 0)) {
 		lh_count(st, LH_STAT_EMIT_FAIL);
-		return TC_ACT_OK; /* the filler goes as is; the run follows on the agent's kick */
+		return LH_TC_NEXT; /* the filler goes as is; the run follows on the agent's kick */
 	}
 	depot_release_run(skb, qp, ring, p.l3_off, skb->ifindex, &key, st);
 	return TC_ACT_SHOT; /* the original: its clone went first */

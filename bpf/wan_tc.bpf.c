@@ -80,19 +80,19 @@ int lh_wan_in(struct __sk_buff *skb)
 	__u8 macs[12];
 
 	if (!cfg || !(cfg->flags & LH_CFG_SENTRY))
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	if (lh_parse_skb(skb, &p) != LH_STAT_PARSE_NON_ROCE || p.dport != LH_REPORT_PORT)
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	/* what the XDP half let pass as not a valid report goes on to the host */
 	if (p.udp_len < 8 + sizeof(r) || bpf_skb_load_bytes(skb, p.l4_off + 8, &r, sizeof(r)) ||
 	    !lh_report_valid(&r, p.udp_len - 8))
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	__builtin_memcpy(key.saddr, p.daddr, 16);
 	__builtin_memcpy(key.daddr, p.saddr, 16);
 	key.dqpn = bpf_ntohl(r.dqpn) & ROCE_QPN_MASK;
 	c.qp = bpf_map_lookup_elem(&lh_qp, &key);
 	if (!c.qp || !(c.qp->flags & LH_QPF_SENTRY))
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	ring_idx = c.qp->ring;
 	c.ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
 	if (!c.ring) {
@@ -114,7 +114,7 @@ int lh_wan_in(struct __sk_buff *skb)
 	c.v6 = c.qp->flags & LH_QPF_IPV6;
 	/* the report came from the Depot's side: send the copies back that way */
 	if (bpf_skb_load_bytes(skb, 0, macs, 12))
-		return TC_ACT_OK;
+		return LH_TC_NEXT;
 	bpf_skb_store_bytes(skb, 0, macs + 6, 6, 0);
 	bpf_skb_store_bytes(skb, 6, macs, 6, 0);
 	bpf_loop(LH_REPORT_BITS, resend_one, &c, 0);

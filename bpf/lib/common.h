@@ -9,10 +9,24 @@
 
 /* TC verdicts (linux/pkt_cls.h, which vmlinux.h does not carry) */
 #ifndef TC_ACT_OK
+#define TC_ACT_UNSPEC (-1)
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 #define TC_ACT_REDIRECT 7
 #endif
+
+/*
+ * What a longhaul TC program returns for a packet it lets go on: "next"
+ * (TCX_NEXT, the same value as TC_ACT_UNSPEC), not TC_ACT_OK. A hook may run
+ * several programs (tcx links, or cls_bpf filters at several priorities on
+ * kernels without tcx), and any verdict but this one ends the chain there:
+ * with TC_ACT_OK from lh_dc_out, the credit program of another longhauld
+ * after it on the DC egress (lh_cr_out) would never see the Depot's
+ * deliveries. After the last program the kernel passes the packet, as for
+ * TC_ACT_OK (tcx_run(), sch_handle_egress(); cls_bpf_classify() goes on to
+ * the next filter).
+ */
+#define LH_TC_NEXT TC_ACT_UNSPEC
 
 #ifndef READ_ONCE
 #define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))

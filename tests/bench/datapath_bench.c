@@ -170,7 +170,7 @@ static struct row rows[R_MAX] = {
 	[R_DEPOT_DC_OUT] = {
 		.name = "Depot: the in-order packet leaving for the NIC, nothing to release "
 			"(dc_tc lh_dc_out)",
-		.verdict = TC_ACT_OK,
+		.verdict = (uint32_t)TC_ACT_UNSPEC, /* LH_TC_NEXT: passed on */
 		.check = OUT_SAME,
 	},
 	[R_DEPOT_HOLD] = {
@@ -388,7 +388,7 @@ static void case_depot_in_order_warm(struct batch *b)
 	for (i = 0; i < PER_FLOW; i++)
 		for (q = 0; q < FLOWS; q++) {
 			data(b, R_DEPOT_WARM, P_WAN_XDP, 0, q, P0 + 1 + (uint32_t)i);
-			ack(b, -1, P_DC_IN, TC_ACT_OK, q, P0 + 1 + (uint32_t)i, 0x1f, 0);
+			ack(b, -1, P_DC_IN, (uint32_t)TC_ACT_UNSPEC, q, P0 + 1 + (uint32_t)i, 0x1f, 0);
 		}
 }
 
@@ -536,7 +536,7 @@ static void case_release(struct batch *b, int row, uint32_t k, uint16_t nflows, 
 			len = dp_data_frame(&flows[q], g, fb);
 			dp_route_frame(fb, len, 61);
 			add_step(b, row, P_DC_OUT, 0, q, g, fb, len);
-			ack(b, -1, P_DC_IN, TC_ACT_OK, q, g + k, 0x1f, 0);
+			ack(b, -1, P_DC_IN, (uint32_t)TC_ACT_UNSPEC, q, g + k, 0x1f, 0);
 			b->tx += k + 1;
 		}
 }

@@ -22,7 +22,8 @@
 #include "lh_credit.h"
 #include "tap.h"
 
-#define TC_OK 0
+/* LH_TC_NEXT (TC_ACT_UNSPEC, -1): let go, the next program on the hook sees it */
+#define TC_NEXT 0xffffffffu
 #define TC_SHOT 2
 #define TC_REDIRECT 7
 #define DC_IFINDEX 77 /* ingress only: no device needed */
@@ -131,15 +132,15 @@ static void test_pass_through(void)
 	cut.len = cut.bth_off + 6; /* cut inside the BTH */
 	fx_fix_lengths(&cut, cut.len);
 	roce(&other, AF_INET, 0x13);
-	tap_ok(run(&udp, DC_IFINDEX, 0) == TC_OK && ctr("non_roce") == n0 + 1,
+	tap_ok(run(&udp, DC_IFINDEX, 0) == TC_NEXT && ctr("non_roce") == n0 + 1,
 	       "UDP that is not RoCEv2: passed, counted non_roce");
-	tap_ok(run(&cut, DC_IFINDEX, 0) == TC_OK && ctr("non_roce") == n0 + 2,
+	tap_ok(run(&cut, DC_IFINDEX, 0) == TC_NEXT && ctr("non_roce") == n0 + 2,
 	       "RoCEv2 cut inside its BTH: passed, counted non_roce");
-	tap_ok(run(&v6, DC_IFINDEX, 0) == TC_OK && ctr("ipv6") == i0 + 1 &&
+	tap_ok(run(&v6, DC_IFINDEX, 0) == TC_NEXT && ctr("ipv6") == i0 + 1 &&
 		       flow_of(&v6).fwd_pkts == 0,
 	       "RoCEv2 over IPv6: passed, counted ipv6, no flow");
 	f = flow_of(&other);
-	tap_ok(run(&other, 5, 0) == TC_OK && ctr("unknown") == u0 + 1 &&
+	tap_ok(run(&other, 5, 0) == TC_NEXT && ctr("unknown") == u0 + 1 &&
 		       !flow_of(&other).flags && !f.flags,
 	       "RoCEv2 of no flow that did not come from the DC: passed, counted unknown, none made");
 }
@@ -183,7 +184,7 @@ static void test_first_hop(void)
 	v = run(&p, DC_IFINDEX, 0);
 	f = flow_of(&p);
 	drain();
-	tap_ok(v == TC_OK && ctr("hold_full") == full0 + 1 && f.held_pkts == 4 && f.hold_fail == 1 &&
+	tap_ok(v == TC_NEXT && ctr("hold_full") == full0 + 1 && f.held_pkts == 4 && f.hold_fail == 1 &&
 		       f.fwd_bytes == len && nrecs == 3,
 	       "pending flow at its hold limit: the next packet passes, charged, counted hold_full");
 
@@ -198,8 +199,8 @@ static void test_first_hop(void)
 	g.released_bytes = 4 * len;
 	grant_set(&p, &g);
 	fw0 = ctr("forwarded");
-	tap_ok(run(&p, DC_IFINDEX, 0) == TC_OK && run(&p, DC_IFINDEX, 0) == TC_OK &&
-		       run(&p, DC_IFINDEX, 0) == TC_OK && ctr("forwarded") == fw0 + 3 &&
+	tap_ok(run(&p, DC_IFINDEX, 0) == TC_NEXT && run(&p, DC_IFINDEX, 0) == TC_NEXT &&
+		       run(&p, DC_IFINDEX, 0) == TC_NEXT && ctr("forwarded") == fw0 + 3 &&
 		       flow_of(&p).sent[0] == 3 * len,
 	       "active with credit for 3 packets: 3 forwarded, sent[0] charged");
 	held0 = ctr("held");
@@ -221,14 +222,14 @@ static void test_first_hop(void)
 
 	/* the agent sends the held ones with its mark: charged, never held again */
 	rel0 = ctr("released");
-	tap_ok(run(&p, 9, LH_CR_MARK) == TC_OK && run(&p, 9, LH_CR_MARK) == TC_OK &&
+	tap_ok(run(&p, 9, LH_CR_MARK) == TC_NEXT && run(&p, 9, LH_CR_MARK) == TC_NEXT &&
 		       ctr("released") == rel0 + 2 && flow_of(&p).sent[0] == 5 * len,
 	       "the agent's releases (mark 0x%x): passed and charged to the active path", LH_CR_MARK);
 	g.released_pkts = 6;
 	g.released_bytes = 6 * len;
 	grant_set(&p, &g);
 	fw0 = ctr("forwarded");
-	tap_ok(run(&p, DC_IFINDEX, 0) == TC_OK && ctr("forwarded") == fw0 + 1 &&
+	tap_ok(run(&p, DC_IFINDEX, 0) == TC_NEXT && ctr("forwarded") == fw0 + 1 &&
 		       flow_of(&p).sent[0] == 6 * len,
 	       "all released: forwarded against credit again");
 
@@ -256,7 +257,7 @@ static void test_first_hop(void)
 		g.state = st;
 		grant_set(&p, &g);
 		v = run(&p, DC_IFINDEX, 0);
-		tap_ok(v == TC_OK && ctr("counted") == c0 + 1 && flow_of(&p).fwd_bytes == fwd0 + len,
+		tap_ok(v == TC_NEXT && ctr("counted") == c0 + 1 && flow_of(&p).fwd_bytes == fwd0 + len,
 		       "state %u (last / open / ending): passed, counted, forwarded bytes grow", st);
 	}
 }
@@ -276,7 +277,7 @@ static void test_transit(void)
 	bpf_map_update_elem(flow_fd, &k, &zero, BPF_NOEXIST);
 	v = run(&p, 5, 0);
 	f = flow_of(&p);
-	tap_ok(v == TC_OK && ctr("counted") == c0 + 1 && f.fwd_bytes == ip_len(&p) && !f.flags,
+	tap_ok(v == TC_NEXT && ctr("counted") == c0 + 1 && f.fwd_bytes == ip_len(&p) && !f.flags,
 	       "transit flow without a grant yet: counted and passed");
 	grant_set(&p, &g);
 	held0 = ctr("held");

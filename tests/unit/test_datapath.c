@@ -27,7 +27,8 @@
 
 #define XDP_DROP_ 1
 #define XDP_PASS_ 2
-#define TC_OK 0
+/* LH_TC_NEXT (TC_ACT_UNSPEC, -1): let go, the next program on the hook sees it */
+#define TC_NEXT 0xffffffffu
 #define TC_SHOT 2
 #define POOL 128 /* depot_long_runs holds more than a burst (LH_BURST) */
 #define RINGS 16
@@ -220,7 +221,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	c0 = ctr("depot_backup_freed");
 	len = dp_ack_frame(fl, base + 5, 0x1f, 0, 3, in);
 	tc("lh_dc_in", in, len, &r);
-	tap_ok(r.verdict == TC_OK && ctr("depot_backup_freed") == c0 + 6 &&
+	tap_ok(r.verdict == TC_NEXT && ctr("depot_backup_freed") == c0 + 6 &&
 		       dp_free_slots(h) == sizes.pool && dp_qp_get(h, fl, &qp) && qp.msn == 3,
 	       "%s: ACK of PSN %u: all 6 backup copies freed, MSN learned", name,
 	       (base + 5) & ROCE_PSN_MASK);
@@ -228,7 +229,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	len = dp_ack_frame(fl, base + 4, 0x60, 0, 3, in);
 	c0 = ctr("depot_nak_forwarded");
 	tc("lh_dc_in", in, len, &r);
-	tap_ok(r.verdict == TC_OK && ctr("depot_nak_forwarded") == c0 + 1,
+	tap_ok(r.verdict == TC_NEXT && ctr("depot_nak_forwarded") == c0 + 1,
 	       "%s: NAK the backup pool cannot answer: forwarded unchanged", name);
 }
 
@@ -252,7 +253,7 @@ static void pairing_in_bpf(void)
 	len = dp_ack_frame(&fl, 3001, 0x1f, 0, 1, in);
 	tc("lh_dc_in", in, len, &r);
 	dp_qp_key(&fl, &k);
-	tap_ok(r.verdict == TC_OK && ctr("ack_unpaired") == c0 &&
+	tap_ok(r.verdict == TC_NEXT && ctr("ack_unpaired") == c0 &&
 		       !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer) &&
 		       peer == DP_QP_S,
 	       "pairing: the first ACK of a lone QP between two hosts pairs it in BPF");
@@ -296,7 +297,7 @@ static void depot_unpaired(void)
 	dp_route_frame(in, len, 63);
 	c0 = ctr("depot_ackreq_pair");
 	tc("lh_dc_out", in, len, &r);
-	tap_ok(r.verdict == TC_OK && r.out_len == len &&
+	tap_ok(r.verdict == TC_NEXT && r.out_len == len &&
 		       lh_pkt_parse(r.out, r.out_len, true, &pk) == LH_STAT_ROCE && pk.roce.ackreq &&
 		       pk.roce.psn == 4000 && lh_pkt_icrc_ok(r.out, &pk) &&
 		       !memcmp(r.out + pk.payload_off, in + pk.payload_off, DP_PAYLOAD) &&
@@ -317,7 +318,7 @@ static void depot_unpaired(void)
 	dp_route_frame(in, len, 63);
 	c0 = ctr("depot_ackreq_pair");
 	tc("lh_dc_out", in, len, &r);
-	tap_ok(r.verdict == TC_OK && lh_pkt_parse(r.out, r.out_len, true, &pk) == LH_STAT_ROCE &&
+	tap_ok(r.verdict == TC_NEXT && lh_pkt_parse(r.out, r.out_len, true, &pk) == LH_STAT_ROCE &&
 		       !pk.roce.ackreq && ctr("depot_ackreq_pair") == c0,
 	       "unpaired: once paired, deliveries go into the DC unchanged");
 }
@@ -429,7 +430,7 @@ static void depot_long_runs(void)
 	len = dp_ack_frame(&fl, b + 1 + held, 0x1f, 0, 2, in);
 	c0 = ctr("depot_backup_freed");
 	tc("lh_dc_in", in, len, &r);
-	tap_ok(r.verdict == TC_OK && ctr("depot_backup_freed") == c0 + held + 2 &&
+	tap_ok(r.verdict == TC_NEXT && ctr("depot_backup_freed") == c0 + held + 2 &&
 		       dp_free_slots(h) == free0,
 	       "long run: the NIC's ACK of PSN %u frees all %u backups", b + 1 + held, held + 2);
 }

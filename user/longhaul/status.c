@@ -160,12 +160,16 @@ static void print_xdp(int ifindex)
 		print_prog("xdp", id, how);
 }
 
-/* tcx programs, or longhauld's clsact filter (handle 1, priority 1) on kernels without tcx */
+/*
+ * tcx programs in chain order, or on kernels without tcx longhauld's clsact
+ * filters (handle 1; priority 1 an lr2 agent's, 2 a credit agent's: the
+ * order they run in)
+ */
 static void print_tc(const char *key, int ifindex, bool ingress)
 {
+	static const __u32 prios[] = { 1, 2 };
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
 		    .attach_point = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = 1);
 	LIBBPF_OPTS(bpf_prog_query_opts, q);
 	__u32 ids[16], i;
 
@@ -176,8 +180,13 @@ static void print_tc(const char *key, int ifindex, bool ingress)
 	    q.count) {
 		for (i = 0; i < q.count && i < sizeof(ids) / sizeof(ids[0]); i++)
 			print_prog(NULL, ids[i], "tcx");
-	} else if (!bpf_tc_query(&hook, &tco) && tco.prog_id) {
-		print_prog(NULL, tco.prog_id, "clsact");
+	} else {
+		for (i = 0; i < sizeof(prios) / sizeof(prios[0]); i++) {
+			LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = prios[i]);
+
+			if (!bpf_tc_query(&hook, &tco) && tco.prog_id)
+				print_prog(NULL, tco.prog_id, "clsact");
+		}
 	}
 	out_array_end();
 }

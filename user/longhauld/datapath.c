@@ -135,27 +135,41 @@ static int attach_xdp(int prog_fd, const struct lh_iface *ifc, const char *role,
 	return fd;
 }
 
-/* tcx where the kernel has it (6.6+), else a clsact qdisc and cls_bpf */
+/*
+ * tcx where the kernel has it (6.6+), else a clsact qdisc and cls_bpf. first:
+ * at the head of the hook's chain (LR2's programs), else at its end (the
+ * credit program); with clsact the agent's priority (dp->tc_prio) orders the
+ * filters of two agents on one hook the same way (datapath.h).
+ */
 static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifindex,
-		     const char *ifname, bool ingress, struct bpf_link **slot)
+		     const char *ifname, bool ingress, bool first)
 {
 	enum bpf_tc_attach_point pt = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = pt);
-	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = 1, .prog_fd = bpf_program__fd(prog));
+	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = dp->tc_prio,
+		    .prog_fd = bpf_program__fd(prog));
+	LIBBPF_OPTS(bpf_tcx_opts, to, .flags = first ? BPF_F_BEFORE : BPF_F_AFTER);
+	const char *dir = ingress ? "ingress" : "egress";
+	struct lhd_tc *t;
 	struct bpf_link *l;
 	int err;
 
+	if (dp->nr_tc >= LHD_MAX_TC)
+		return -E2BIG;
+	t = &dp->tc[dp->nr_tc];
+	*t = (struct lhd_tc){ .ifindex = ifindex, .ingress = ingress };
 	if (!dp->tc_legacy) {
-		l = bpf_program__attach_tcx(prog, ifindex, NULL);
+		l = bpf_program__attach_tcx(prog, ifindex, &to);
 		if (l) {
-			*slot = l;
-			pr_info("attached tcx %s to %s\n", ingress ? "ingress" : "egress", ifname);
+			t->link = l;
+			dp->nr_tc++;
+			pr_info("attached tcx %s to %s (%s of its chain)\n", dir, ifname,
+				first ? "head" : "end");
 			return 0;
 		}
 		err = -errno;
 		if (err != -EINVAL && err != -EOPNOTSUPP && err != -ENOTSUP) {
-			pr_warn("attach tcx %s to %s: %s\n", ingress ? "ingress" : "egress", ifname,
-				errstr(err));
+			pr_warn("attach tcx %s to %s: %s\n", dir, ifname, errstr(err));
 			return err;
 		}
 		pr_info("no tcx in this kernel: using a clsact qdisc on %s\n", ifname);
@@ -164,7 +178,7 @@ static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifin
 	hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 	err = bpf_tc_hook_create(&hook);
 	if (!err)
-		dp->clsact_created = true;
+		t->clsact_created = true;
 	else if (err != -EEXIST) {
 		pr_warn("create clsact on %s: %s\n", ifname, errstr(err));
 		return err;
@@ -172,12 +186,83 @@ static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifin
 	hook.attach_point = pt;
 	err = bpf_tc_attach(&hook, &tco);
 	if (err) {
-		pr_warn("attach tc %s to %s: %s\n", ingress ? "ingress" : "egress", ifname,
-			errstr(err));
+		if (err == -EEXIST)
+			pr_warn("attach tc %s to %s: a filter of priority %u is there already "
+				"(another longhauld of the same mode?)\n", dir, ifname, dp->tc_prio);
+		else
+			pr_warn("attach tc %s to %s: %s\n", dir, ifname, errstr(err));
+		if (t->clsact_created) {
+			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook);
+		}
 		return err;
 	}
-	pr_info("attached tc (clsact) %s to %s\n", ingress ? "ingress" : "egress", ifname);
+	dp->nr_tc++;
+	pr_info("attached tc (clsact, priority %u) %s to %s\n", dp->tc_prio, dir, ifname);
 	return 0;
+}
+
+/* Whether ifindex still has a longhaul cls_bpf filter (any agent's) on either hook */
+static bool clsact_has_longhaul_filter(int ifindex)
+{
+	static const uint32_t prios[] = { LHD_TC_PRIO_LR2, LHD_TC_PRIO_CREDIT };
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex);
+	unsigned int i, j;
+
+	for (i = 0; i < 2; i++) {
+		hook.attach_point = i ? BPF_TC_EGRESS : BPF_TC_INGRESS;
+		for (j = 0; j < sizeof(prios) / sizeof(prios[0]); j++) {
+			LIBBPF_OPTS(bpf_tc_opts, q, .handle = 1, .priority = prios[j]);
+
+			if (!bpf_tc_query(&hook, &q))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Detach what this agent attached, and only that: its tcx links, or its own
+ * cls_bpf filters (its priority). A clsact qdisc it created goes too, unless
+ * another agent's filter sits on it now (removing the qdisc would remove
+ * that one): then it stays, also after the other agent stops (which did not
+ * create it and so never removes it), empty and harmless.
+ */
+static void detach_tc(struct lhd_datapath *dp)
+{
+	int i, j;
+
+	for (i = dp->nr_tc - 1; i >= 0; i--) {
+		struct lhd_tc *t = &dp->tc[i];
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = t->ifindex,
+			    .attach_point = t->ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = dp->tc_prio);
+
+		if (t->link) {
+			bpf_link__destroy(t->link);
+			t->link = NULL;
+			continue;
+		}
+		bpf_tc_detach(&hook, &tco);
+	}
+	for (i = 0; i < dp->nr_tc; i++) {
+		struct lhd_tc *t = &dp->tc[i];
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = t->ifindex,
+			    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+
+		if (!t->clsact_created)
+			continue;
+		/* every filter of ours on this interface is gone by now: what is left is another's */
+		for (j = i + 1; j < dp->nr_tc; j++)
+			if (dp->tc[j].ifindex == t->ifindex)
+				dp->tc[j].clsact_created = false;
+		if (clsact_has_longhaul_filter(t->ifindex))
+			pr_info("clsact on ifindex %d left in place: another longhauld's filter is on it\n",
+				t->ifindex);
+		else
+			bpf_tc_hook_destroy(&hook);
+	}
+	dp->nr_tc = 0;
 }
 
 static int fill_queue(int fd, uint32_t n, const char *name)
@@ -332,12 +417,13 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	if (fd < 0)
 		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 	dp->xdp_links[1] = fd;
+	dp->tc_prio = LHD_TC_PRIO_LR2;
 	if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_in"),
-		      cfg->dc.ifindex, cfg->dc.name, true, &dp->tc_links[0]) ||
+		      cfg->dc.ifindex, cfg->dc.name, true, true) ||
 	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_out"),
-		      cfg->dc.ifindex, cfg->dc.name, false, &dp->tc_links[1]) ||
+		      cfg->dc.ifindex, cfg->dc.name, false, true) ||
 	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[3], "lh_wan_in"),
-		      cfg->wan.ifindex, cfg->wan.name, true, &dp->tc_links[2]))
+		      cfg->wan.ifindex, cfg->wan.name, true, true))
 		return EXIT_KERNEL;
 	return 0;
 }
@@ -377,12 +463,11 @@ static int up_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 			ifs[n++] = &cfg->cr_routes[i].ifc;
 	}
 	prog = bpf_object__find_program_by_name(dp->objs[0], "lh_cr_out");
-	for (i = 0; i < n; i++) {
-		dp->cr_ifindex[dp->nr_cr] = ifs[i]->ifindex;
-		if (attach_tc(dp, prog, ifs[i]->ifindex, ifs[i]->name, false,
-			      &dp->cr_links[dp->nr_cr++]))
+	/* last on each egress: after an LR2 agent's lh_dc_out on the same DC interface */
+	dp->tc_prio = LHD_TC_PRIO_CREDIT;
+	for (i = 0; i < n; i++)
+		if (attach_tc(dp, prog, ifs[i]->ifindex, ifs[i]->name, false, false))
 			return EXIT_KERNEL;
-	}
 	return 0;
 }
 
@@ -404,21 +489,6 @@ int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	return rc;
 }
 
-static void detach_legacy_tc(int ifindex, bool destroy)
-{
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex);
-	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = 1);
-
-	hook.attach_point = BPF_TC_INGRESS;
-	bpf_tc_detach(&hook, &tco);
-	hook.attach_point = BPF_TC_EGRESS;
-	bpf_tc_detach(&hook, &tco);
-	if (destroy) {
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		bpf_tc_hook_destroy(&hook);
-	}
-}
-
 void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	int i;
@@ -428,21 +498,7 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg)
 			close(dp->xdp_links[i]); /* the last reference to an XDP link detaches it */
 		dp->xdp_links[i] = -1;
 	}
-	for (i = 0; i < 3; i++) {
-		bpf_link__destroy(dp->tc_links[i]);
-		dp->tc_links[i] = NULL;
-	}
-	for (i = 0; i < dp->nr_cr; i++) {
-		bpf_link__destroy(dp->cr_links[i]);
-		dp->cr_links[i] = NULL;
-		if (dp->tc_legacy && dp->cr_ifindex[i] != cfg->dc.ifindex)
-			detach_legacy_tc(dp->cr_ifindex[i], dp->clsact_created);
-	}
-	dp->nr_cr = 0;
-	if (dp->tc_legacy) {
-		detach_legacy_tc(cfg->dc.ifindex, dp->clsact_created);
-		detach_legacy_tc(cfg->wan.ifindex, dp->clsact_created);
-	}
+	detach_tc(dp);
 	for (i = dp->nr_objs - 1; i >= 0; i--) {
 		if (!cfg->keep_pins)
 			bpf_object__unpin_maps(dp->objs[i], NULL);

@@ -8,21 +8,38 @@
 struct bpf_object;
 struct bpf_link;
 
-#define LHD_MAX_LINKS 4
 #define LHD_MAX_OBJS 4
+/* TC attachments of one agent: LR2 3, credit the DC and every route interface */
+#define LHD_MAX_TC (LHD_MAX_CR_ROUTES + 4)
+
+/*
+ * Where TC programs go when two longhaulds share a hook (lr2 and credit on
+ * one gateway: lh_dc_out and lh_cr_out on the DC egress). LR2's go first:
+ * they drop, release and create packets that the credit program must judge
+ * as they really leave. tcx: LR2 at the head of the chain (BPF_F_BEFORE),
+ * credit at the end (BPF_F_AFTER). clsact (kernels without tcx): cls_bpf
+ * filters of handle 1 at these priorities, the lower first.
+ */
+#define LHD_TC_PRIO_LR2 1
+#define LHD_TC_PRIO_CREDIT 2
+
+/* One TC program attached: a tcx link, or a cls_bpf filter of ours on clsact */
+struct lhd_tc {
+	struct bpf_link *link; /* tcx; NULL for a clsact filter */
+	int ifindex;
+	bool ingress;
+	bool clsact_created; /* the clsact qdisc was made for this filter (ours to remove) */
+};
 
 struct lhd_datapath {
 	struct bpf_object *objs[LHD_MAX_OBJS];
 	int nr_objs;
 	int xdp_links[2]; /* bpf_link fds of the XDP programs (DC, WAN), -1 when none */
-	struct bpf_link *tc_links[3]; /* tcx links (DC ingress, DC egress, WAN ingress) */
+	struct lhd_tc tc[LHD_MAX_TC];
+	int nr_tc;
 	bool tc_legacy; /* attached with a clsact qdisc (kernels without tcx) */
-	bool clsact_created; /* ... that we created, so we remove it */
+	uint32_t tc_prio; /* the clsact priority of this agent's filters (LHD_TC_PRIO_*) */
 	int kick_fd; /* lh_dc_kick, run by the agent */
-	/* credit mode: lh_cr_out on tcx egress of every credit interface */
-	struct bpf_link *cr_links[LHD_MAX_CR_ROUTES + 1];
-	int cr_ifindex[LHD_MAX_CR_ROUTES + 1];
-	int nr_cr;
 };
 
 /*

@@ -92,8 +92,11 @@ tolerance_ms() {
 	echo "received rate $(jq .rate_bps <<<"$r") b/s; lhwan a2b drop_queue $(jq .a2b.drop_queue <<<"$s")" >&3
 	lh_near "$(jq .rate_bps <<<"$r")" 100000000 5000000 "a2b rate (bit/s)"
 	jq_assert "$s" '.a2b.drop_queue > 1000 and .a2b.drop_loss == 0'
-	# what did not fit the buffer is exactly what the receiver missed
-	jq_assert "$s" ".a2b.drop_queue == $(jq .lost <<<"$r")"
+	# what did not fit the buffer is what the receiver missed, plus any frame
+	# that is not the probe's (the queue takes every frame: an IPv6 ND or MLD
+	# frame of the kernel's can meet a full buffer too; a CI run dropped one)
+	jq_assert "$s" ".a2b.drop_queue >= $(jq .lost <<<"$r") and
+		.a2b.drop_queue <= $(jq .lost <<<"$r") + (.a2b.rx_packets - .a2b.matched)"
 }
 
 @test "rate per direction, both at once: a2b 30 Mbit/s, b2a 120 Mbit/s" {

@@ -105,9 +105,9 @@ struct lh_qp {
 	__u64 last_rx_ns; /* last data packet, for the agent's timers and GC */
 	__u64 last_progress_ns; /* last time d_deliv (Depot), or s_una, s_next or the replay (Sentry) moved */
 	__u64 last_nack_ns; /* last Depot-NACK (Depot) */
-	/* Depot: MAC the data came from on the WAN side; Sentry: that reports came from */
+	/* Depot: MAC the data came from on the WAN side; Sentry: that ACKs came from */
 	__u8 wan_peer_mac[6];
-	__u8 wan_mac[6]; /* our WAN interface's MAC (Depot: from data, Sentry: from reports) */
+	__u8 wan_mac[6]; /* our WAN interface's MAC (Depot: from data, Sentry: from ACKs) */
 	__u32 s_echo_us; /* Sentry: last ACK echoed to a go-back-0 replay (ktime >> 10) */
 	__u32 s_report_seq; /* Sentry: seq of the newest Depot report taken in, 0 none */
 	__u32 d_sack_cnt; /* Depot: data packets since the last count-triggered T/C-SACK */
@@ -141,7 +141,14 @@ struct lh_qp {
 	 * then never sends again; the DC timer watches until the NIC ACKs it
 	 */
 	__u32 d_nacked_psn;
-	__u32 d_pad;
+	/*
+	 * The WAN interface this QP's traffic uses (a gateway may have several):
+	 * where the agent sends what goes toward the WAN (Depot-NACK retries and
+	 * reports, gateway re-sends), with wan_peer_mac and wan_mac. Depot: the
+	 * interface its data last came in by; Sentry: that its last ACK from the
+	 * WAN came in by. 0 until then.
+	 */
+	__u32 wan_ifindex;
 	__u64 d_ar_ns; /* 0: none yet */
 	__u64 d_rtt_ns; /* when d_rtt_psn went to the NIC; 0: nothing timed */
 	/* Depot: that round trip into the receiver's DC, smoothed (RFC 6298), us */

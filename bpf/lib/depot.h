@@ -49,6 +49,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	struct lh_qp_key key;
 	struct lh_ring *ring;
 	struct lh_qp *qp;
+	__u32 ifindex = ctx->ingress_ifindex;
 	__u64 now;
 	__s32 d;
 
@@ -144,6 +145,16 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		gap_len = lh_depot_nack_len(qp, i);
 	}
 	qp->last_rx_ns = now;
+	/*
+	 * The way back for the agent's NACK retries and reports: the interface
+	 * the data comes in by now (a gateway with several WANs, a path that
+	 * failed over) and the MACs there. Written only when it changes.
+	 */
+	if (qp->wan_ifindex != ifindex) {
+		qp->wan_ifindex = ifindex;
+		__builtin_memcpy(qp->wan_peer_mac, p->smac, 6);
+		__builtin_memcpy(qp->wan_mac, p->dmac, 6);
+	}
 	bpf_spin_unlock(&qp->lock);
 	depot_sack_count(qp, &key, psn, sack_count);
 

@@ -526,6 +526,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	/* the way back to the Depot: the agent's gateway re-sends take it */
 	__builtin_memcpy(qp->wan_peer_mac, p->smac, 6);
 	__builtin_memcpy(qp->wan_mac, p->dmac, 6);
+	qp->wan_ifindex = ctx->ingress_ifindex; /* ... out of the interface the ACKs come by */
 	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		upto = psn_add(psn, 1);
 		if (psn_diff(upto, qp->s_una) > 0) {

@@ -10,6 +10,7 @@
  * out a real veth in a private network namespace and are read back.
  */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -948,6 +949,77 @@ static void sentry(void)
 	       "Sentry: the far NIC's ACK frees the copies it covers");
 }
 
+/*
+ * A gateway with several WAN interfaces: each QP records the one its traffic
+ * uses (lh_qp wan_ifindex), with the MACs there, for what the agent sends
+ * toward the WAN. Depot: the interface its data comes in by, moved (MACs
+ * too) when the data comes by another one (a failover); Sentry: the one its
+ * ACKs come in by.
+ */
+static void wan_interface(void)
+{
+	struct dp_flow fd = f4, fs = f4;
+	int if1 = dc_ifindex, if2 = (int)if_nametoindex("lhu1");
+	uint8_t in[9216], mac1[12];
+	struct run r;
+	struct lh_qp qp;
+	size_t len;
+	uint32_t b = 9000;
+	bool ok;
+
+	fd.a.v4.s_addr = htonl(0x0a000b01); /* addresses no other test uses */
+	fs.a.v4.s_addr = htonl(0x0a000b02);
+	len = dp_data_frame(&fd, b, in);
+	memcpy(mac1, in, 12);
+	r.out_len = sizeof(r.out);
+	ok = !lh_harness_run_xdp(h, "lh_wan_xdp", in, len, (uint32_t)if1, &r.verdict, r.out,
+				 &r.out_len);
+	if (!tap_ok(ok && r.verdict == XDP_PASS_ && dp_qp_get(h, &fd, &qp) &&
+			    qp.wan_ifindex == (uint32_t)if1 && !memcmp(qp.wan_mac, mac1, 6) &&
+			    !memcmp(qp.wan_peer_mac, mac1 + 6, 6),
+		    "Depot: the QP records the WAN interface its data came in by, with the MACs"))
+		tap_diag("  run %d verdict %u flags 0x%x ring %u wan_ifindex %u (want %d)", ok,
+			 r.verdict, qp.flags, qp.ring, qp.wan_ifindex, if1);
+
+	len = dp_data_frame(&fd, b + 1, in);
+	in[5] ^= 0x10; /* another next hop and our other interface's MAC */
+	in[11] ^= 0x10;
+	r.out_len = sizeof(r.out);
+	ok = !lh_harness_run_xdp(h, "lh_wan_xdp", in, len, (uint32_t)if1, &r.verdict, r.out,
+				 &r.out_len);
+	tap_ok(ok && dp_qp_get(h, &fd, &qp) && qp.d_deliv == b + 2 && !memcmp(qp.wan_mac, mac1, 6) &&
+		       !memcmp(qp.wan_peer_mac, mac1 + 6, 6),
+	       "Depot: by the same interface, the MACs are not rewritten per packet");
+	len = dp_data_frame(&fd, b + 2, in);
+	in[5] ^= 0x10;
+	in[11] ^= 0x10;
+	r.out_len = sizeof(r.out);
+	ok = !lh_harness_run_xdp(h, "lh_wan_xdp", in, len, (uint32_t)if2, &r.verdict, r.out,
+				 &r.out_len);
+	tap_ok(ok && r.verdict == XDP_PASS_ && dp_qp_get(h, &fd, &qp) && qp.d_deliv == b + 3 &&
+		       qp.wan_ifindex == (uint32_t)if2 && !memcmp(qp.wan_mac, in, 6) &&
+		       !memcmp(qp.wan_peer_mac, in + 6, 6),
+	       "Depot: data by another WAN interface (a failover) moves the way back there, MACs too");
+
+	sentry_sent(&fs, b, 4);
+	len = dp_ack_frame(&fs, b + 1, 0x1f, 0, 1, in);
+	r.out_len = sizeof(r.out);
+	ok = !lh_harness_run_xdp(h, "lh_wan_xdp", in, len, (uint32_t)if1, &r.verdict, r.out,
+				 &r.out_len);
+	tap_ok(ok && r.verdict == XDP_PASS_ && dp_qp_get(h, &fs, &qp) &&
+		       qp.wan_ifindex == (uint32_t)if1 && !memcmp(qp.wan_mac, in, 6),
+	       "Sentry: an ACK from the WAN records its interface");
+	len = dp_ack_frame(&fs, b + 2, 0x1f, 0, 2, in);
+	in[5] ^= 0x10;
+	in[11] ^= 0x10;
+	r.out_len = sizeof(r.out);
+	ok = !lh_harness_run_xdp(h, "lh_wan_xdp", in, len, (uint32_t)if2, &r.verdict, r.out,
+				 &r.out_len);
+	tap_ok(ok && dp_qp_get(h, &fs, &qp) && qp.wan_ifindex == (uint32_t)if2 &&
+		       !memcmp(qp.wan_mac, in, 6) && !memcmp(qp.wan_peer_mac, in + 6, 6),
+	       "Sentry: ACKs by another interface move the way for the agent's re-sends, MACs too");
+}
+
 int main(void)
 {
 	if (getuid()) {
@@ -972,6 +1044,7 @@ int main(void)
 
 	depot_basic(&f4, 1000, "Depot IPv4");
 	depot_basic(&f6, 0xfffffd, "Depot IPv6 across the PSN wrap");
+	wan_interface(); /* while rings are free: later tests take them all */
 	sentry();
 	sentry_gb0_echo();
 	sentry_acked_resend();

@@ -402,6 +402,7 @@ static const struct field_spec qp_fields[] = {
 	FIELD(lh_qp, last_rx_ns),
 	FIELD(lh_qp, last_progress_ns),
 	FIELD(lh_qp, last_nack_ns),
+	FIELD(lh_qp, wan_ifindex),
 };
 
 static const struct field_spec ring_fields[] = { FIELD(lh_ring, ent) };

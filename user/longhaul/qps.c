@@ -232,6 +232,11 @@ static void print_qp(const struct qp_entry *e, const struct pinned_map *ring_map
 		out_null("ring");
 	out_hex("pkey", qp->pkey, 4);
 	out_uint("sport", qp->sport);
+	/* an index in the agent's network namespace, which need not be ours */
+	if (qp->wan_ifindex)
+		out_uint("wan_ifindex", qp->wan_ifindex);
+	else
+		out_null("wan_ifindex");
 	if (ring && !bpf_map_lookup_elem(ring_map->fd, &qp->ring, &r)) {
 		ring_count(&r, &c);
 		out_object_begin("slots");

@@ -299,6 +299,26 @@ int lh_harness_run_skb(struct lh_harness *h, const char *prog, const void *in, s
 	return 0;
 }
 
+int lh_harness_run_xdp(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
+		       uint32_t ingress_ifindex, uint32_t *verdict, void *out, size_t *out_len)
+{
+	struct bpf_program *p = find_prog(h, prog);
+	struct xdp_md md = { .data_end = (uint32_t)in_len, .ingress_ifindex = ingress_ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (uint32_t)in_len,
+		    .data_out = out, .data_size_out = (uint32_t)*out_len, .repeat = 1,
+		    .ctx_in = &md, .ctx_size_in = sizeof(md));
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	err = bpf_prog_test_run_opts(bpf_program__fd(p), &opts);
+	if (err)
+		return -errno;
+	*verdict = opts.retval;
+	*out_len = opts.data_size_out;
+	return 0;
+}
+
 struct bpf_object *lh_harness_obj(struct lh_harness *h)
 {
 	return h->obj;

@@ -70,6 +70,13 @@ struct __sk_buff;
 int lh_harness_run_skb(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
 		       const struct __sk_buff *ctx, uint32_t *verdict, void *out, size_t *out_len);
 
+/*
+ * Run an XDP program on a frame that arrived by ingress_ifindex (its
+ * ctx->ingress_ifindex; a device of this network namespace, 0: lo)
+ */
+int lh_harness_run_xdp(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
+		       uint32_t ingress_ifindex, uint32_t *verdict, void *out, size_t *out_len);
+
 /* Run one packet through program 'prog'; returns 0 and the verdict/output */
 int lh_harness_run(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
 		   uint32_t *verdict, void *out, size_t *out_len);

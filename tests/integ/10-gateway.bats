@@ -175,3 +175,54 @@ send() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"$cf.missing"* ]]
 }
+
+@test "several --wan: each attached; the same one twice, the DC one, a fifth, are refused (exit 2)" {
+	local cf=$BATS_TEST_TMPDIR/gw.conf i
+	for i in 1 2; do
+		ip link add "w$i" netns "$GW" type veth peer name "w${i}p" netns "$GW"
+		ip -n "$GW" link set "w$i" up
+		ip -n "$GW" link set "w${i}p" up
+	done
+	# the file's wan list, and the command line's --wan replacing it
+	printf 'mode = observe\nwan = w1\nwan = dc0x\n' >"$cf"
+	lh_bg "$GW" "$BATS_FILE_TMPDIR/longhauld.log" "$LH_BIN/longhauld" --config "$cf" \
+		--wan w1 --wan w2 --instance "$LH_PREFIX" >"$BATS_FILE_TMPDIR/agent.pid"
+	for i in $(seq 50); do
+		grep -q running "$BATS_FILE_TMPDIR/longhauld.log" && break
+		sleep 0.1
+	done
+	grep -q running "$BATS_FILE_TMPDIR/longhauld.log" || { cat "$BATS_FILE_TMPDIR/longhauld.log"; false; }
+	for i in w1 w2; do
+		run_t ip -n "$GW" -j link show dev "$i"
+		jq_assert "$output" '.[0].xdp.prog.name == "lh_gateway"'
+	done
+	run_t "$LH_BIN/longhaul" -j --instance "$LH_PREFIX" status
+	jq_assert "$output" '[.interfaces[] | select(.role == "wan") | .name] == ["w1", "w2"]'
+	run_t "$LH_BIN/longhaul" -j status list
+	jq_assert "$output" '[.[] | select(.instance == "'"$LH_PREFIX"'") | {wan, wans}] == [{"wan": "w1", "wans": ["w1", "w2"]}]'
+	stop_agent
+	for i in w1 w2; do
+		run_t ip -n "$GW" -j link show dev "$i"
+		jq_assert "$output" '.[0].xdp == null'
+	done
+
+	run_t 10 "$LH_BIN/longhauld" --dc dc0 --wan w1 --wan w1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--wan w1: given twice"* ]]
+	run_t 10 "$LH_BIN/longhauld" --dc dc0 --wan w1 --wan dc0
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--dc and --wan are the same interface (dc0)"* ]]
+	run_t 10 "$LH_BIN/longhauld" --dc dc0 --wan a --wan b --wan c --wan d --wan e
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--wan e: at most 4 WAN interfaces"* ]]
+	printf 'dc = dc0\nwan = w1\nwan = w1\n' >"$cf"
+	run_t 10 "$LH_BIN/longhauld" --config "$cf"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--wan w1: given twice"* && "$output" == *"$cf:3"* ]]
+	# an altname is the same interface under another name
+	ip -n "$GW" link property add dev w1 altname w1alias
+	run_t 10 nsenter --net=/var/run/netns/"$GW" "$LH_BIN/longhauld" --dc dc0 --wan w1 --wan w1alias \
+		--instance "${LH_PREFIX}d"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--wan w1alias: the same interface as --wan w1"* ]]
+}

@@ -107,7 +107,30 @@ static const char *json_str(const char *s, char *buf, size_t size)
 	return *s == '"' ? s + 1 : NULL;
 }
 
-/* The lock file's flat object: strings and numbers (longhauld writes no nesting) */
+/* A list of strings into kv->str, each item followed by '\n' (interface names hold none) */
+static const char *json_str_list(const char *s, struct agent_kv *kv)
+{
+	char item[64];
+	size_t n = 0;
+
+	kv->is_list = true;
+	for (;;) {
+		s = skip_ws(s);
+		if (*s == ']')
+			return s + 1;
+		if (*s++ != '"' || !(s = json_str(s, item, sizeof(item))))
+			return NULL;
+		if (n + strlen(item) + 2 <= sizeof(kv->str))
+			n += (size_t)snprintf(kv->str + n, sizeof(kv->str) - n, "%s\n", item);
+		s = skip_ws(s);
+		if (*s == ',')
+			s++;
+		else if (*s != ']')
+			return NULL;
+	}
+}
+
+/* The lock file's flat object: strings, numbers and lists of strings (no nesting) */
 static bool parse_lock(const char *s, struct agent_info *ai)
 {
 	s = skip_ws(s);
@@ -127,6 +150,10 @@ static bool parse_lock(const char *s, struct agent_info *ai)
 		s = skip_ws(s);
 		if (*s == '"') {
 			s = json_str(s + 1, kv.str, sizeof(kv.str));
+			if (!s)
+				return false;
+		} else if (*s == '[') {
+			s = json_str_list(s + 1, &kv);
 			if (!s)
 				return false;
 		} else {

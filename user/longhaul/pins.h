@@ -20,8 +20,9 @@
 /* One field of the lock file's flat JSON object */
 struct agent_kv {
 	char key[32];
-	char str[256];
+	char str[256]; /* a list of strings (["a","b"]): its items, each ended by '\n' */
 	bool is_num;
+	bool is_list;
 	long long num;
 };
 

@@ -217,11 +217,30 @@ static void print_iface(const char *role, const char *name, bool query)
 	out_object_end();
 }
 
+/*
+ * The agent's WAN interfaces into names[] (at most max): the lock file's
+ * "wans" list, or its "wan" (a longhauld from before several --wan)
+ */
+static int wan_names(const struct agent_info *ai, char names[][64], int max)
+{
+	const char *list = agent_str(ai, "wans"), *one = agent_str(ai, "wan"), *nl;
+	int n = 0;
+
+	if (!list || !*list) {
+		if (one && *one && max > 0)
+			snprintf(names[n++], 64, "%s", one);
+		return n;
+	}
+	for (; n < max && (nl = strchr(list, '\n')); list = nl + 1)
+		snprintf(names[n++], 64, "%.*s", (int)(nl - list), list);
+	return n;
+}
+
 static void print_interfaces(const struct agent_info *ai, int pid)
 {
-	const char *roles[2] = { "dc", "wan" }, *name;
-	char label[PATH_MAX] = "";
-	int saved = -1, err = -ESRCH, i;
+	char label[PATH_MAX] = "", wans[8][64];
+	const char *name;
+	int saved = -1, err = -ESRCH, i, n;
 
 	if (ai->running && pid)
 		err = netns_enter(pid, &saved, label, sizeof(label));
@@ -234,11 +253,12 @@ static void print_interfaces(const struct agent_info *ai, int pid)
 	else
 		out_str("netns", label);
 	out_array_begin("interfaces");
-	for (i = 0; i < 2; i++) {
-		name = agent_str(ai, roles[i]);
-		if (name && *name)
-			print_iface(roles[i], name, !err);
-	}
+	name = agent_str(ai, "dc");
+	if (name && *name)
+		print_iface("dc", name, !err);
+	n = wan_names(ai, wans, 8);
+	for (i = 0; i < n; i++)
+		print_iface("wan", wans[i], !err);
 	out_array_end();
 	netns_leave(saved);
 }
@@ -429,10 +449,10 @@ static int is_lock(const struct dirent *de)
 int do_status_list(struct lh_cli *cli)
 {
 	struct dirent **names = NULL;
-	char path[PATH_MAX + 300], head[PATH_MAX + 64];
+	char path[PATH_MAX + 300], head[PATH_MAX + 64], wans[8][64];
 	struct agent_info ai;
 	long long started;
-	int n, i, shown = 0;
+	int n, i, j, wn, shown = 0;
 
 	n = scandir(LOCK_DIR, &names, is_lock, alphasort);
 	out_key_width(16);
@@ -458,6 +478,11 @@ int do_status_list(struct lh_cli *cli)
 		out_str("mode", agent_str(&ai, "mode"));
 		out_str("dc", nonempty(agent_str(&ai, "dc")));
 		out_str("wan", nonempty(agent_str(&ai, "wan")));
+		wn = wan_names(&ai, wans, 8);
+		out_array_begin("wans");
+		for (j = 0; j < wn; j++)
+			out_str(NULL, wans[j]);
+		out_array_end();
 		if (agent_num(&ai, "started", &started))
 			out_int("started", started);
 		else

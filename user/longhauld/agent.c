@@ -72,7 +72,9 @@ struct agent {
 	const struct lhd_config *cfg;
 	struct lhd_datapath *dp;
 	int qp_fd, ack_fd, pair_fd, ring_fd, pool_free_fd, ring_free_fd, hostpair_fd;
-	struct lh_pktio *wan_io;
+	/* one per --wan, in that order: a QP's frames leave by its wan_ifindex */
+	struct lh_pktio *wan_io[LHD_MAX_WAN];
+	int wan_ifindex[LHD_MAX_WAN];
 	struct lh_pktio *dc_io;
 	uint8_t dc_mac[6];
 	struct lhd_agent_stats st;
@@ -251,11 +253,26 @@ static void spec_to_requester(struct lh_pkt_spec *s, const struct lh_qp_key *k,
 	s->sport = qp->sport;
 }
 
-static int send_frame(struct agent *ag, uint8_t *buf, size_t len)
+/*
+ * The WAN interface a QP's frames leave by: the one its traffic uses (lh_qp
+ * wan_ifindex, recorded in XDP with the MACs the frames carry), else the
+ * first --wan (a Sentry QP no ACK has come for yet).
+ */
+static struct lh_pktio *wan_io_of(const struct agent *ag, const struct lh_qp *qp)
+{
+	int i;
+
+	for (i = 0; i < ag->cfg->n_wan; i++)
+		if (ag->wan_io[i] && (uint32_t)ag->wan_ifindex[i] == qp->wan_ifindex)
+			return ag->wan_io[i];
+	return ag->wan_io[0];
+}
+
+static int send_frame(struct agent *ag, const struct lh_qp *qp, uint8_t *buf, size_t len)
 {
 	struct lh_frame f = { .data = buf, .len = (uint32_t)len, .cap = (uint32_t)len };
 
-	if (lh_pktio_send(ag->wan_io, &f, 1) != 1) {
+	if (lh_pktio_send(wan_io_of(ag, qp), &f, 1) != 1) {
 		ag->st.send_fail++;
 		return -EIO;
 	}
@@ -304,7 +321,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 	ssize_t sz;
 
 	/* a T/C-SACK report goes even with nothing held: it says all arrived */
-	if (!ag->wan_io || (!sack && qp->d_deliv == qp->d_high))
+	if (!ag->wan_io[0] || (!sack && qp->d_deliv == qp->d_high))
 		return -EAGAIN;
 	/* paired in lh_pair, not yet copied into the QP by the programs */
 	if (!(qp->flags & LH_QPF_PAIRED) && bpf_map_lookup_elem(ag->pair_fd, k, &peer))
@@ -327,7 +344,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 		s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
 		s.roce.aeth.msn = qp->msn;
 		sz = lh_pkt_build(&s, buf, sizeof(buf));
-		if (sz < 0 || send_frame(ag, buf, (size_t)sz))
+		if (sz < 0 || send_frame(ag, qp, buf, (size_t)sz))
 			return -EIO;
 		ag->st.nack_retries++;
 	}
@@ -346,7 +363,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 		memcpy(ri.held, held, sizeof(ri.held));
 		spec_to_requester(&s, k, qp);
 		sz = lh_report_frame(&s, &ri, buf, sizeof(buf));
-		if (sz < 0 || send_frame(ag, buf, (size_t)sz))
+		if (sz < 0 || send_frame(ag, qp, buf, (size_t)sz))
 			return -EIO;
 	}
 	ag->st.reports++;
@@ -567,7 +584,7 @@ static size_t gw_send(struct agent *ag, const struct gw_req *r)
 	frame[13] = (qp.flags & LH_QPF_IPV6) ? 0xdd : 0x00;
 	memcpy(frame + 14, slot->data, slot->len);
 	len = 14 + slot->len;
-	if (send_frame(ag, frame, len))
+	if (send_frame(ag, &qp, frame, len))
 		return 0;
 	m->psn = r->psn;
 	m->ms = now_ms();
@@ -1011,13 +1028,16 @@ static void tick(struct agent *ag)
 
 static int open_wan_io(struct agent *ag)
 {
-	struct lh_pktio_opts o = { .ifname = ag->cfg->wan.name };
-	struct lh_pktio *io;
-	int err = lh_pktio_open(&o, &io);
+	int i, err;
 
-	if (err)
-		return err;
-	ag->wan_io = io;
+	for (i = 0; i < ag->cfg->n_wan; i++) {
+		struct lh_pktio_opts o = { .ifname = ag->cfg->wan[i].name };
+
+		err = lh_pktio_open(&o, &ag->wan_io[i]);
+		if (err)
+			return err;
+		ag->wan_ifindex[i] = ag->cfg->wan[i].ifindex;
+	}
 	return 0;
 }
 
@@ -1082,7 +1102,7 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
 	ag.report_seq = (uint32_t)(now_ns() >> 10) | 1;
 	if (open_wan_io(&ag) || open_dc_io(&ag)) {
-		pr_warn("raw sockets on %s / %s for NACKs and kicks failed\n", cfg->wan.name,
+		pr_warn("raw sockets on the WAN interfaces and %s for NACKs and kicks failed\n",
 			cfg->dc.name);
 		goto out;
 	}
@@ -1155,7 +1175,8 @@ out:
 	if (tfd >= 0)
 		close(tfd);
 	ring_buffer__free(rb);
-	lh_pktio_close(ag.wan_io);
+	for (int i = 0; i < LHD_MAX_WAN; i++)
+		lh_pktio_close(ag.wan_io[i]);
 	lh_pktio_close(ag.dc_io);
 	if (ag.pace_fd >= 0)
 		close(ag.pace_fd);

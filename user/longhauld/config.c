@@ -93,7 +93,9 @@ void lhd_usage(FILE *f)
 		"on exit.\n"
 		"\n"
 		"  --dc IFACE          interface toward the local data center\n"
-		"  --wan IFACE         interface toward the long haul\n"
+		"  --wan IFACE         interface toward the long haul; repeat for each path\n"
+		"                      (up to 4): XDP and TC on each, the agent sends by the\n"
+		"                      one each QP's traffic uses\n"
 		"  --mode MODE         lr2 (default): Depot and Sentry; observe: parse, count, pass;\n"
 		"                      credit: a hop of credit-based flow control over RSVP\n"
 		"  --roles LIST        depot,sentry (default both)\n"
@@ -280,8 +282,24 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 	switch (opt) {
 	case OPT_DC:
 		return set_iface(&c->dc, arg, name);
-	case OPT_WAN:
-		return set_iface(&c->wan, arg, name);
+	case OPT_WAN: {
+		int i;
+
+		if (c->n_wan >= LHD_MAX_WAN) {
+			pr_warn("--%s %s: at most %d WAN interfaces\n", name, arg, LHD_MAX_WAN);
+			return -EINVAL;
+		}
+		for (i = 0; i < c->n_wan; i++) {
+			if (!strcmp(c->wan[i].name, arg)) {
+				pr_warn("--%s %s: given twice\n", name, arg);
+				return -EINVAL;
+			}
+		}
+		if (set_iface(&c->wan[c->n_wan], arg, name))
+			return -EINVAL;
+		c->n_wan++;
+		return 0;
+	}
 	case OPT_MODE:
 		if (!strcmp(arg, "lr2"))
 			c->mode = MODE_LR2;
@@ -530,6 +548,7 @@ static void defaults(struct lhd_config *c)
 static int derive(struct lhd_config *c)
 {
 	uint64_t bdp_pkts, gw_pkts;
+	int i;
 
 	if (c->pin_dir[0] && c->instance[0]) {
 		pr_warn("--pin-dir and --instance both name the pin directory: give one\n");
@@ -546,7 +565,7 @@ static int derive(struct lhd_config *c)
 			pr_warn("credit mode needs at least one --credit-route PREFIX,NEXTHOP,IFACE\n");
 			return -EINVAL;
 		}
-		if (c->wan.name[0]) {
+		if (c->n_wan) {
 			pr_warn("--wan is not used in credit mode: the --credit-route interfaces are\n");
 			return -EINVAL;
 		}
@@ -561,17 +580,19 @@ static int derive(struct lhd_config *c)
 		pr_warn("--credit-route and --rsvp-neighbor are for --mode credit\n");
 		return -EINVAL;
 	}
-	if (!c->dc.name[0] && !c->wan.name[0] && c->mode != MODE_CREDIT) {
+	if (!c->dc.name[0] && !c->n_wan && c->mode != MODE_CREDIT) {
 		pr_warn("no interface: give --dc IFACE and --wan IFACE\n");
 		return -EINVAL;
 	}
-	if (c->mode == MODE_LR2 && (!c->dc.name[0] || !c->wan.name[0])) {
+	if (c->mode == MODE_LR2 && (!c->dc.name[0] || !c->n_wan)) {
 		pr_warn("lr2 mode needs both --dc and --wan (observe mode takes one)\n");
 		return -EINVAL;
 	}
-	if (c->dc.name[0] && !strcmp(c->dc.name, c->wan.name)) {
-		pr_warn("--dc and --wan are the same interface (%s)\n", c->dc.name);
-		return -EINVAL;
+	for (i = 0; i < c->n_wan; i++) {
+		if (c->dc.name[0] && !strcmp(c->dc.name, c->wan[i].name)) {
+			pr_warn("--dc and --wan are the same interface (%s)\n", c->dc.name);
+			return -EINVAL;
+		}
 	}
 	if (c->verify_icrc && c->mode != MODE_OBSERVE) {
 		pr_warn("--verify-icrc is for --mode observe\n");
@@ -625,6 +646,7 @@ static int derive(struct lhd_config *c)
 int lhd_config_parse(int argc, char **argv, struct lhd_config *cfg)
 {
 	const char *config_path = NULL;
+	bool cli_wan = false;
 	int c;
 
 	defaults(cfg);
@@ -644,6 +666,12 @@ int lhd_config_parse(int argc, char **argv, struct lhd_config *cfg)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
 		const struct option *o;
+
+		/* --wan on the command line replaces the file's list; repeated, it adds */
+		if (c == OPT_WAN && !cli_wan) {
+			cfg->n_wan = 0;
+			cli_wan = true;
+		}
 
 		if (c == 'h') {
 			lhd_usage(stdout);

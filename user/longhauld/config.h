@@ -34,6 +34,8 @@ struct lh_iface {
 };
 
 #define LHD_MAX_CR_ROUTES 8
+/* --wan interfaces of one gateway (one per long-haul path; credit keeps 4 paths a flow) */
+#define LHD_MAX_WAN 4
 #define LHD_MAX_NEIGHBORS 16
 
 /* --credit-route PREFIX,NEXTHOP,IFACE: a path toward PREFIX (IPv4, network order) */
@@ -46,7 +48,9 @@ struct lhd_cr_route {
 };
 
 struct lhd_config {
-	struct lh_iface dc, wan;
+	struct lh_iface dc;
+	struct lh_iface wan[LHD_MAX_WAN]; /* --wan, in the order given; LR2 runs on each */
+	int n_wan;
 	enum lh_mode mode;
 	bool depot, sentry; /* roles (LR2 mode) */
 	char pin_dir[PIN_DIR_MAX];

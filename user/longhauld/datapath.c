@@ -349,16 +349,18 @@ static int up_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	const void *elf;
 	size_t sz;
 	int rc, fd, i;
-	const struct lh_iface *ifc[2] = { &cfg->dc, &cfg->wan };
 
 	elf = gateway_bpf__elf_bytes(&sz);
 	rc = load_obj(dp, elf, sz, "gateway", cfg, setup_gateway);
 	if (rc)
 		return rc;
-	for (i = 0; i < 2; i++) {
-		if (!ifc[i]->ifindex)
+	/* the DC interface (when given), then each WAN interface */
+	for (i = 0; i <= cfg->n_wan; i++) {
+		const struct lh_iface *ifc = i ? &cfg->wan[i - 1] : &cfg->dc;
+
+		if (!ifc->ifindex)
 			continue;
-		fd = attach_xdp(prog_fd(dp, 0, "lh_gateway"), ifc[i], i ? "wan" : "dc", cfg->xdp_mode);
+		fd = attach_xdp(prog_fd(dp, 0, "lh_gateway"), ifc, i ? "wan" : "dc", cfg->xdp_mode);
 		if (fd < 0)
 			return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 		dp->xdp_links[i] = fd;
@@ -370,7 +372,7 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	struct lh_config bc = {
 		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
-		.wan_ifindex = (uint32_t)cfg->wan.ifindex,
+		.wan_ifindex = (uint32_t)cfg->wan[0].ifindex, /* the first: no program reads it */
 		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0) |
 			 (cfg->gateway ? LH_CFG_GATEWAY : 0),
 		/* a copy that went out within a WAN round trip is in flight, not lost */
@@ -381,7 +383,7 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	uint32_t zero = 0;
 	const void *elf;
 	size_t sz;
-	int rc, fd;
+	int rc, fd, i;
 
 	elf = wan_xdp_bpf__elf_bytes(&sz);
 	rc = load_obj(dp, elf, sz, "wan_xdp", cfg, NULL);
@@ -413,18 +415,23 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	if (fd < 0)
 		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 	dp->xdp_links[0] = fd;
-	fd = attach_xdp(prog_fd(dp, 0, "lh_wan_xdp"), &cfg->wan, "wan", cfg->xdp_mode);
-	if (fd < 0)
-		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
-	dp->xdp_links[1] = fd;
+	/* every WAN interface the same: the programs find a QP by its key, whichever path */
+	for (i = 0; i < cfg->n_wan; i++) {
+		fd = attach_xdp(prog_fd(dp, 0, "lh_wan_xdp"), &cfg->wan[i], "wan", cfg->xdp_mode);
+		if (fd < 0)
+			return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
+		dp->xdp_links[1 + i] = fd;
+	}
 	dp->tc_prio = LHD_TC_PRIO_LR2;
 	if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_in"),
 		      cfg->dc.ifindex, cfg->dc.name, true, true) ||
 	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_out"),
-		      cfg->dc.ifindex, cfg->dc.name, false, true) ||
-	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[3], "lh_wan_in"),
-		      cfg->wan.ifindex, cfg->wan.name, true, true))
+		      cfg->dc.ifindex, cfg->dc.name, false, true))
 		return EXIT_KERNEL;
+	for (i = 0; i < cfg->n_wan; i++)
+		if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[3], "lh_wan_in"),
+			      cfg->wan[i].ifindex, cfg->wan[i].name, true, true))
+			return EXIT_KERNEL;
 	return 0;
 }
 
@@ -473,10 +480,11 @@ static int up_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 
 int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
-	int rc;
+	int rc, i;
 
 	memset(dp, 0, sizeof(*dp));
-	dp->xdp_links[0] = dp->xdp_links[1] = -1;
+	for (i = 0; i < 1 + LHD_MAX_WAN; i++)
+		dp->xdp_links[i] = -1;
 	dp->kick_fd = -1;
 	if (cfg->mode == MODE_OBSERVE)
 		rc = up_observe(dp, cfg);
@@ -493,7 +501,7 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 1 + LHD_MAX_WAN; i++) {
 		if (dp->xdp_links[i] >= 0)
 			close(dp->xdp_links[i]); /* the last reference to an XDP link detaches it */
 		dp->xdp_links[i] = -1;

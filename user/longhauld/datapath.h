@@ -9,8 +9,8 @@ struct bpf_object;
 struct bpf_link;
 
 #define LHD_MAX_OBJS 4
-/* TC attachments of one agent: LR2 3, credit the DC and every route interface */
-#define LHD_MAX_TC (LHD_MAX_CR_ROUTES + 4)
+/* TC attachments of one agent: LR2 2 + one per WAN, credit the DC and every route interface */
+#define LHD_MAX_TC (LHD_MAX_CR_ROUTES + LHD_MAX_WAN + 2)
 
 /*
  * Where TC programs go when two longhaulds share a hook (lr2 and credit on
@@ -34,7 +34,7 @@ struct lhd_tc {
 struct lhd_datapath {
 	struct bpf_object *objs[LHD_MAX_OBJS];
 	int nr_objs;
-	int xdp_links[2]; /* bpf_link fds of the XDP programs (DC, WAN), -1 when none */
+	int xdp_links[1 + LHD_MAX_WAN]; /* bpf_link fds of the XDP programs (DC, each WAN), -1: none */
 	struct lhd_tc tc[LHD_MAX_TC];
 	int nr_tc;
 	bool tc_legacy; /* attached with a clsact qdisc (kernels without tcx) */

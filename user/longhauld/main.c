@@ -79,9 +79,30 @@ static void ensure_bpffs(void)
  */
 static char lock_path[PIN_DIR_MAX + 32];
 
+static const char *mode_name(enum lh_mode m)
+{
+	return m == MODE_LR2 ? "lr2" : m == MODE_CREDIT ? "credit" : "observe";
+}
+
+/*
+ * The lock file's "wan" is the first WAN interface (what one-interface
+ * readers had), "wans" all of them in --wan order: ["wan1","wan2"].
+ */
+static void wan_list_json(const struct lhd_config *cfg, char *buf, size_t size)
+{
+	size_t n = 0;
+	int i;
+
+	n += (size_t)snprintf(buf + n, size - n, "[");
+	for (i = 0; i < cfg->n_wan && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s\"%s\"", i ? "," : "", cfg->wan[i].name);
+	if (n < size)
+		snprintf(buf + n, size - n, "]");
+}
+
 static int take_lock(const struct lhd_config *cfg)
 {
-	char name[PIN_DIR_MAX];
+	char name[PIN_DIR_MAX], wans[LHD_MAX_WAN * (IF_NAMESIZE + 3) + 3];
 	struct stat a, b;
 	size_t i;
 	int fd;
@@ -109,18 +130,19 @@ static int take_lock(const struct lhd_config *cfg)
 			break;
 		close(fd);
 	}
+	wan_list_json(cfg, wans, sizeof(wans));
 	if (!ftruncate(fd, 0))
 		dprintf(fd,
 			"{\"pid\":%d,\"mode\":\"%s\",\"roles\":\"%s\",\"dc\":\"%s\",\"wan\":\"%s\","
-			"\"pin_dir\":\"%s\","
+			"\"wans\":%s,\"pin_dir\":\"%s\","
 			"\"started\":%lld,\"pool_slots\":%u,\"max_qps\":%u,\"rings\":%u,"
 			"\"wan_rtt_us\":%u,\"nack_timeout_us\":%u}\n",
-			getpid(), cfg->mode == MODE_LR2 ? "lr2" : "observe",
+			getpid(), mode_name(cfg->mode),
 			cfg->mode != MODE_LR2 ? "" :
 			cfg->depot && cfg->sentry ? "depot,sentry" : cfg->depot ? "depot" : "sentry",
-			cfg->dc.name,
-			cfg->wan.name, cfg->pin_dir, (long long)time(NULL), cfg->pool_slots,
-			cfg->max_qps, cfg->rings, cfg->wan_rtt_us, cfg->nack_timeout_us);
+			cfg->dc.name, cfg->n_wan ? cfg->wan[0].name : "", wans, cfg->pin_dir,
+			(long long)time(NULL), cfg->pool_slots, cfg->max_qps, cfg->rings,
+			cfg->wan_rtt_us, cfg->nack_timeout_us);
 	return fd;
 }
 
@@ -153,22 +175,33 @@ static void set_sysctl(const char *iface, const char *key, const char *want, con
 	}
 }
 
+/*
+ * Each WAN interface gets what the one did: loose reverse-path filtering
+ * (with several paths, a packet may also come in by an interface that is
+ * not the route back to its source), and the forwarding check.
+ */
 static void gateway_sysctls(const struct lhd_config *cfg)
 {
-	char path[128], cur[8] = "";
+	char path[128], cur[8];
 	FILE *f;
+	int i;
 
 	set_sysctl(cfg->dc.name, "rp_filter", "2", "1");
-	set_sysctl(cfg->wan.name, "rp_filter", "2", "1");
+	for (i = 0; i < cfg->n_wan; i++)
+		set_sysctl(cfg->wan[i].name, "rp_filter", "2", "1");
 	set_sysctl("all", "rp_filter", "2", "1");
 	set_sysctl(cfg->dc.name, "send_redirects", "0", "1");
 	set_sysctl("all", "send_redirects", "0", "1");
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/forwarding", cfg->wan.name);
-	f = fopen(path, "r");
-	if (f) {
+	for (i = 0; i < cfg->n_wan; i++) {
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/forwarding",
+			 cfg->wan[i].name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		cur[0] = 0;
 		if (fgets(cur, sizeof(cur), f) && cur[0] == '0')
 			pr_warn("IPv4 forwarding is off on %s: this host does not route, so RoCEv2 "
-				"will not cross it\n", cfg->wan.name);
+				"will not cross it\n", cfg->wan[i].name);
 		fclose(f);
 	}
 }
@@ -199,11 +232,25 @@ int main(int argc, char **argv)
 		return rc;
 	if (cfg.verbose)
 		lh_log_set_level(LH_LOG_DEBUG);
-	rc = resolve(&cfg.dc, "dc") ?: resolve(&cfg.wan, "wan");
+	rc = resolve(&cfg.dc, "dc");
+	for (int i = 0; !rc && i < cfg.n_wan; i++)
+		rc = resolve(&cfg.wan[i], "wan");
 	for (int i = 0; !rc && i < cfg.n_cr_routes; i++)
 		rc = resolve(&cfg.cr_routes[i].ifc, "credit-route");
 	if (rc)
 		return rc;
+	/* two names of one interface (an altname): the name checks could not see it */
+	for (int i = 0; i < cfg.n_wan; i++) {
+		for (int j = -1; j < i; j++) {
+			const struct lh_iface *o = j < 0 ? &cfg.dc : &cfg.wan[j];
+
+			if (o->ifindex == cfg.wan[i].ifindex) {
+				pr_warn("--wan %s: the same interface as --%s %s\n", cfg.wan[i].name,
+					j < 0 ? "dc" : "wan", o->name);
+				return EXIT_USAGE;
+			}
+		}
+	}
 
 	ensure_bpffs();
 	err = prepare_pin_dir(cfg.pin_dir);

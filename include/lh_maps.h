@@ -63,6 +63,12 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 #define LH_QPF_NAK_DEFERRED 0x400 /* Sentry: a NAK (s_deferred) is owed to the NIC after that ACK */
 /* Sentry, gateway recovery: no copy could be kept; LR2 recovery until all is ACKed */
 #define LH_QPF_GW_OFF 0x800
+/*
+ * A packet of a new connection came on this QP's key (the QPN reused after
+ * the QP was destroyed: perftest run after run): everything passes
+ * unchanged until the agent forgets the entry; the next packet learns it anew
+ */
+#define LH_QPF_STALE 0x1000
 /* Sentry: any of these makes it filter or hold back; the watchdog clears them */
 #define LH_QPF_SENTRY_BUSY \
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \
@@ -314,6 +320,7 @@ enum lh_event_type {
 	LH_EV_NAK_DUE, /* Sentry: the NIC's retry ended: send it the NAK it was owed (psn) */
 	LH_EV_SACK_DUE, /* Depot: sack_count data packets since the last: send a T/C-SACK report */
 	LH_EV_RESEND, /* Sentry, gateway recovery: a report named PSNs it has copies of (psn: ePSN) */
+	LH_EV_QP_STALE, /* a new connection on an old QP's key (LH_QPF_STALE): forget the entry */
 };
 
 struct lh_event {

@@ -45,6 +45,7 @@
 	X(DROP, drop, "packets longhaul dropped on purpose (held, filtered, absorbed)") \
 	X(NOT_HANDLED, not_handled, "RoCEv2 the data path does not act on (READ, atomics, UD): passed") \
 	X(QP_TABLE_FULL, qp_table_full, "new QP but lh_qp is full: passed unchanged") \
+	X(QP_STALE, qp_stale, "a new connection on an old QP's key (far PSN after idle): passed, entry forgotten") \
 	X(ACK_UNPAIRED, ack_unpaired, "ACK/NAK of a QP not yet paired with its data direction") \
 	X(NAK_BUILD_FAIL, nak_build_fail, "a NAK could not be built in place: packet passed") \
 	X(DEPOT_NEW_QP, depot_new_qp, "Depot: QP learned from data arriving from the WAN") \

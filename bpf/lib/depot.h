@@ -72,6 +72,8 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 	/* a first look without the lock decides whether a copy is worth making */
 	d = psn_diff(psn, READ_ONCE(qp->d_deliv));
+	if (lh_qp_stale(qp, &key, d, bpf_ktime_get_ns(), st))
+		return XDP_PASS;
 	if (d < 0) {
 		lh_count(st, LH_STAT_DEPOT_DUP_DELIVERED);
 		return XDP_PASS;

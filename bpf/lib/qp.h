@@ -142,6 +142,44 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 }
 
 /*
+ * A QP quiet for LH_QP_STALE_IDLE_NS whose next data packet lies far from
+ * where it left off belongs to a new connection on the same key: QPNs are
+ * reused once a QP is destroyed, and a new one starts at a random PSN. After
+ * that long the NIC of the old one sends new data (d == 0), a retransmission
+ * from its ACK point or a message's start (behind, by less than
+ * LH_QP_STALE_BACK), or, after a loss in the sender's DC, a little ahead
+ * (less than a ring); a random 24-bit PSN lands there 1 time in 250. Kept,
+ * the old state would take the new connection's packets for duplicates,
+ * gaps or acknowledged PSNs (measured: rxe perftest runs one after another
+ * at 0 Mb/s, the Sentry dropping them as acknowledged).
+ */
+#define LH_QP_STALE_IDLE_NS 100000000ULL
+#define LH_QP_STALE_BACK 65536
+
+/*
+ * Whether qp is stale, marking it so (and asking the agent to forget it) on
+ * the first packet that shows it; d is the packet's PSN less where the QP
+ * expects the next (Sentry s_next, Depot d_deliv).
+ */
+static __always_inline bool lh_qp_stale(struct lh_qp *qp, const struct lh_qp_key *k, __s32 d,
+					__u64 now, struct lh_stats *st)
+{
+	__u64 last = READ_ONCE(qp->last_rx_ns);
+
+	if (READ_ONCE(qp->flags) & LH_QPF_STALE)
+		return true;
+	if (now < last || now - last < LH_QP_STALE_IDLE_NS || (d >= 0 && d < LH_RING_SIZE) ||
+	    (d < 0 && d > -LH_QP_STALE_BACK))
+		return false;
+	bpf_spin_lock(&qp->lock);
+	qp->flags |= LH_QPF_STALE;
+	bpf_spin_unlock(&qp->lock);
+	lh_count(st, LH_STAT_QP_STALE);
+	lh_event(LH_EV_QP_STALE, k, 0, 0);
+	return true;
+}
+
+/*
  * At most one LH_EV_ACK_UNPAIRED per this many ns per BPF object (its .bss): ACKs of QPs
  * this gateway never saw data of (traffic routed around it, a scan) must
  * not flood the agent. Racy across CPUs, and only a limit.

@@ -302,6 +302,8 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	if (!(qp->flags & LH_QPF_SENTRY))
 		return XDP_PASS;
 	now = bpf_ktime_get_ns();
+	if (lh_qp_stale(qp, &key, psn_diff(psn, READ_ONCE(qp->s_next)), now, st))
+		return XDP_PASS;
 	lh_qp_paired(qp, &key);
 	/* only a QP in a recovery can be stuck */
 	busy = READ_ONCE(qp->flags) & LH_QPF_SENTRY_BUSY;
@@ -507,7 +509,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	__u64 now = bpf_ktime_get_ns();
 
 	qp = lh_qp_of_ack(p, &ack_key, &dkey, st);
-	if (!qp || !(qp->flags & LH_QPF_SENTRY))
+	if (!qp || (qp->flags & (LH_QPF_SENTRY | LH_QPF_STALE)) != LH_QPF_SENTRY)
 		return XDP_PASS;
 	/* paired now (this ACK may be what paired it): the agent's NAKs need the peer */
 	lh_qp_paired(qp, &dkey);

@@ -537,6 +537,55 @@ static void sentry_sent(const struct dp_flow *fl, uint32_t b, uint32_t n)
 }
 
 /*
+ * A QPN reused by a new connection: after LH_QP_STALE_IDLE_NS (100 ms) of
+ * quiet, a packet far from where the old QP left off passes unchanged and
+ * marks the entry stale (the agent forgets it); a retransmission from the
+ * ACK point after as long does not. The entry is aged by hand.
+ */
+static void qp_stale(const char *prog, bool sentry)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 30000;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(sentry ? 0x0a000a0b : 0x0a000a0c);
+	if (sentry) {
+		sentry_sent(&fl, b, 10);
+	} else {
+		len = dp_data_frame(&fl, b, in);
+		xdp(prog, in, len, &r);
+		dp_pair(h, &fl);
+	}
+	ok = dp_qp_get(h, &fl, &qp);
+	qp.last_rx_ns -= 200000000ULL;
+	ok = ok && dp_qp_put(h, &fl, &qp);
+	c0 = ctr("qp_stale");
+	/* the Sentry's NIC resends from its ACK point after a timeout; the Depot sees a duplicate */
+	len = dp_data_frame(&fl, b, in);
+	xdp(prog, in, len, &r);
+	tap_ok(ok && ctr("qp_stale") == c0 && dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_STALE),
+	       "%s: quiet 200 ms, then the PSN it left off at: the same connection", prog);
+	qp.last_rx_ns -= 200000000ULL;
+	ok = dp_qp_put(h, &fl, &qp);
+	len = dp_data_frame(&fl, b + 1000000, in);
+	xdp(prog, in, len, &r);
+	tap_ok(ok && r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("qp_stale") == c0 + 1 && dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_STALE),
+	       "%s: quiet 200 ms, then a PSN a million away: passed unchanged, the entry marked stale",
+	       prog);
+	len = dp_data_frame(&fl, b + 1000001, in);
+	xdp(prog, in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("qp_stale") == c0 + 1,
+	       "%s: until the agent forgets it, the new connection's packets pass unchanged", prog);
+}
+
+/*
  * A go-back-0 NIC restarts the whole message after a NAK and counts its
  * window from there: the Sentry answers the replay of PSNs the receiver
  * ACKed with that ACK again (at most one per LH_ECHO_GAP_US), instead of
@@ -1048,6 +1097,8 @@ int main(void)
 	sentry();
 	sentry_gb0_echo();
 	sentry_acked_resend();
+	qp_stale("lh_dc_xdp", true);
+	qp_stale("lh_wan_xdp", false);
 	sentry_v6_forward();
 	sentry_gateway();
 	pairing_in_bpf();

@@ -675,6 +675,8 @@ static void config_sync(struct agent *ag)
 
 /* ---- the ring buffer ---- */
 
+static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp);
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct agent *ag = ctx;
@@ -711,6 +713,13 @@ static int on_event(void *ctx, void *data, size_t size)
 	case LH_EV_NAK_DUE:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
 			send_owed_nak(ag, &k, &qp, ev->psn);
+		break;
+	case LH_EV_QP_STALE:
+		/* a new connection on the key: the next packet learns the QP anew */
+		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp) && (qp.flags & LH_QPF_STALE)) {
+			forget_qp(ag, &k, &qp);
+			ag->st.qps_stale++;
+		}
 		break;
 	case LH_EV_RELEASE_MORE:
 		if (bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
@@ -955,7 +964,8 @@ static void tick(struct agent *ag)
 		prev = &k;
 		if (bpf_map_lookup_elem(ag->qp_fd, &cur, &qp))
 			continue;
-		if (now > qp.last_rx_ns && now - qp.last_rx_ns > idle) {
+		/* idle, or stale and its event lost (ring buffer full) */
+		if ((now > qp.last_rx_ns && now - qp.last_rx_ns > idle) || (qp.flags & LH_QPF_STALE)) {
 			if (nr_gone < 64)
 				gone[nr_gone++] = cur;
 			continue;
@@ -1150,12 +1160,13 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		}
 	}
 	pr_info("agent: %llu events, %llu QPs paired, %llu reports (%llu T/C-SACK), "
-		"%llu NACK retries, %llu silence NAKs, %llu runs continued, %llu QPs forgotten, "
-		"%llu DC probes\n",
+		"%llu NACK retries, %llu silence NAKs, %llu runs continued, %llu QPs forgotten "
+		"(%llu new connections on their keys), %llu DC probes\n",
 		(unsigned long long)ag.st.events, (unsigned long long)ag.st.paired,
 		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
 		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
 		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten,
+		(unsigned long long)ag.st.qps_stale,
 		(unsigned long long)ag.st.dc_probes);
 	if (cfg->sentry)
 		pr_info("agent: Sentry round trips (RTO: srtt + 4 rttvar, at most 2 srtt): largest %u us, last %u us "

@@ -25,6 +25,7 @@ struct lhd_agent_stats {
 	uint64_t dc_probes; /* Depot: the DC timer's probes of the NIC (--dc-timeout) */
 	uint64_t kick_fail;
 	uint64_t qps_forgotten;
+	uint64_t qps_stale; /* ... of them a new connection on their key (LH_QPF_STALE) */
 	uint64_t send_fail;
 	/* Sentry, gateway recovery */
 	uint64_t gw_queued; /* PSNs a report named that have a copy: queued for a re-send */

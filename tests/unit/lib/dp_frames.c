@@ -151,6 +151,14 @@ bool dp_qp_get(struct lh_harness *h, const struct dp_flow *fl, struct lh_qp *qp)
 	return !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, qp);
 }
 
+bool dp_qp_put(struct lh_harness *h, const struct dp_flow *fl, const struct lh_qp *qp)
+{
+	struct lh_qp_key k;
+
+	dp_qp_key(fl, &k);
+	return !bpf_map_update_elem(lh_harness_map_fd(h, "lh_qp"), &k, qp, BPF_EXIST);
+}
+
 bool dp_pair(struct lh_harness *h, const struct dp_flow *fl)
 {
 	struct lh_qp_key k, ak;

@@ -74,6 +74,9 @@ void dp_qp_key(const struct dp_flow *fl, struct lh_qp_key *k);
 /* The flow's lh_qp entry; false when there is none */
 bool dp_qp_get(struct lh_harness *h, const struct dp_flow *fl, struct lh_qp *qp);
 
+/* Write a flow's lh_qp entry back (a test ages it, say); true when it took */
+bool dp_qp_put(struct lh_harness *h, const struct dp_flow *fl, const struct lh_qp *qp);
+
 /* The agent's pairing: lh_pair gives the requester's QPN; lh_ack finds the data QP */
 bool dp_pair(struct lh_harness *h, const struct dp_flow *fl);
 

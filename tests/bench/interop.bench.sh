@@ -72,28 +72,32 @@ one() {
 		echo '{"status":"error","goodput":0}'
 }
 
-# measure: median of the goodputs of RUNS runs, the run that gave it
-measure() {
-	local i
-	for i in $(seq "$RUNS"); do
-		one
-	done | jq -s -c 'sort_by(.goodput) | .[(length / 2 | floor)] + {runs: length,
+# median RUNS: the median of RUNS one-line results on stdin, with the spread
+median() {
+	jq -s -c 'sort_by(.goodput) | .[(length / 2 | floor)] + {runs: length,
 		spread: ((map(.goodput) | max) - (map(.goodput) | min)),
 		all: map(.goodput)}'
 }
 
 name() { case $1 in every:*) echo "1/${1#every:}" ;; *) echo "$1%" ;; esac; }
 
+# Plain and longhaul runs alternate under each loss model (agents up for one
+# run, down for the next): TCG guests drift with whatever else the host does,
+# and a ratio of runs taken minutes apart would measure that drift
 declare -A res
-for mode in plain longhaul; do
-	topo 0
-	[ "$mode" = plain ] || agents_up
-	for l in $LOSSES; do
-		topo "$l"
-		res["$l $mode"]=$(measure)
+for l in $LOSSES; do
+	topo "$l"
+	: >"$TMP/plain" && : >"$TMP/longhaul"
+	for _ in $(seq "$RUNS"); do
+		one >>"$TMP/plain"
+		agents_up
+		one >>"$TMP/longhaul"
+		agents_down
+	done
+	for mode in plain longhaul; do
+		res["$l $mode"]=$(median <"$TMP/$mode")
 		echo "$mode, loss $(name "$l"): $(jq -c . <<<"${res["$l $mode"]}")" >&2
 	done
-	agents_down
 done
 
 base=$(jq .goodput <<<"${res["0 plain"]}")
@@ -108,7 +112,7 @@ done
 
 printf '%s\n' "${rows[@]}" | jq -s --arg runs "$RUNS" --arg secs "$SECS" '{
 	name: "interop", title: "Real rxe peers (qemu, TCG) through longhaul: ib_write_bw",
-	notes: ("Linux Soft-RoCE (rdma_rxe, kernel 6.1) in two qemu guests under TCG (one vCPU each) as two-dc'"'"'s hosts (tests/interop/run-pair.sh), ib_write_bw -s 65536 -D \($secs) (rxe MTU 1024, one QP), WAN RTT 4 ms, loss on src -> dst only (random, or every 256th frame). plain: no gateway program, rxe go-back-N; longhaul: longhauld (Depot and Sentry) on both gateways. Median of \($runs) runs; ratios against the lossless plain run of the same session. The guests, not the link, set the ceiling: TCG is slow and varies by about 30 % run to run, so small ratio differences are noise."),
+	notes: ("Linux Soft-RoCE (rdma_rxe, kernel 6.1) in two qemu guests under TCG (one vCPU each) as two-dc'"'"'s hosts (tests/interop/run-pair.sh), ib_write_bw -s 65536 -D \($secs) (rxe MTU 1024, one QP), WAN RTT 4 ms, loss on src -> dst only (random, or every 256th frame). plain: no gateway program, rxe go-back-N; longhaul: longhauld (Depot and Sentry) on both gateways. Median of \($runs) runs, plain and longhaul runs alternating under each loss model; ratios against the lossless plain runs of the same session. The guests, not the link, set the ceiling: TCG is slow and varies by about 30 % run to run, so small ratio differences are noise."),
 	rows: .}'
 jq -r '.case + "\t" + (.value | tostring) + " Mb/s\t" + ((.ratio // 0) * 100 | round | tostring) + " %"' \
 	< <(printf '%s\n' "${rows[@]}") | column -t -s $'\t' >&2

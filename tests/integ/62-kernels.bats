@@ -171,6 +171,23 @@ objects_of() {
 	jq_assert "$K" '[.agent.observe.filters[] | select(test("prog/xdp"))] | length == 2'
 }
 
+@test "6.1: an lr2 and a credit longhauld share the DC egress (clsact priorities 1 and 2), and each leaves only with its own filters" {
+	k61
+	[ -x "$O/bin/longhauld" ] || skip "no $O/bin/longhauld (make)"
+	jq_assert "$K" '.agent.coexist.alive and .agent.coexist.exit_status == 0 and
+		.agent["coexist-lr2"].exit_status == 0'
+	# while both ran: lh_dc_out (lr2, priority 1) before lh_cr_out (credit, priority 2)
+	jq_assert "$K" 'any(.agent.coexist.filters[]; test("^lhdc egress .*pref 1 .*lh_dc_out")) and
+		any(.agent.coexist.filters[]; test("^lhdc egress .*pref 2 .*lh_cr_out")) and
+		any(.agent.coexist.filters[]; test("^lhwan egress .*pref 2 .*lh_cr_out"))'
+	# the credit agent stopped: the lr2 agent's filters stayed, none of its own did
+	jq_assert "$K" 'any(.agent.coexist.left_behind[]; test("^lhdc egress .*lh_dc_out")) and
+		any(.agent.coexist.left_behind[]; test("^lhdc ingress .*lh_dc_in")) and
+		any(.agent.coexist.left_behind[]; test("^lhwan ingress .*lh_wan_in")) and
+		all(.agent.coexist.left_behind[]; test("lh_cr_out") | not)'
+	jq_assert "$K" '[.agent["coexist-lr2"].left_behind[] | select(test(" bpf "))] == []'
+}
+
 @test "bookworm-backports 6.12 (LH_KERNEL_CHECK_BPO=1): boots, what loads keeps loading, tests pass where their objects load, longhauld runs lr2" {
 	[ "${LH_KERNEL_CHECK_BPO:-0}" = 1 ] || skip "LH_KERNEL_CHECK_BPO=1 boots the 6.12 kernel too"
 	K=$(cat "$BATS_FILE_TMPDIR/k612.json")

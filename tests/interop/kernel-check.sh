@@ -38,7 +38,10 @@
 # binary: passed, failed, skipped, planned, status, not_ok[]), tests_total,
 # tc_attach (each tcx program on a veth: tcx, or longhauld's clsact
 # fallback), agent (longhauld per mode: exit status, what it logged about
-# loading and attaching, tc filters, what was left after it exited), error.
+# loading and attaching, tc filters, what was left after it exited; coexist:
+# a credit agent started beside an lr2 one on the same interfaces, its filters
+# while both ran and what stayed once it stopped; coexist-lr2: that lr2 agent,
+# what was left after it stopped too), error.
 #
 # Exit status: 0 every program loaded and every test passed; 1 a program was
 # refused or a test failed (JSON printed); 2 bad usage; 3 no result (the

@@ -8,7 +8,8 @@
 #      compiled in), its TAP output kept,
 #   3. longhauld on two veth pairs when the image has it, in lr2 and observe
 #      mode: does it load and attach (tcx, or the clsact fallback on kernels
-#      without tcx), and detach,
+#      without tcx), and detach; then an lr2 and a credit longhauld on the
+#      same interfaces (mode labels coexist, coexist-lr2),
 # print the results on the second serial port (ttyS1) and power off.
 #
 # /etc/lh-check sets: LH_OBJS LH_TESTS LH_TEST_TIMEOUT [LH_LONGHAULD]
@@ -123,6 +124,57 @@ if [ -n "$LH_LONGHAULD" ]; then
 		strip_log </tmp/lhd | sed "s/^/LH-LHD $mode /" >>$OUT
 		for d in lhdc lhwan; do
 			tc filter show dev $d ingress 2>/dev/null | sed "s/^/LH-LHD-AFTER $mode $d /" >>$OUT
+		done
+	done
+
+	# 4. an lr2 and a credit agent on one DC interface (a gateway running both):
+	# both attach to lhdc's egress (clsact: priority 1 lr2's, 2 credit's), the
+	# credit agent stops first and takes only its own filters (what stays is
+	# LH-LHD-AFTER coexist), then lr2 stops and nothing is left (coexist-lr2)
+	log "longhauld lr2 and credit on one interface"
+	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-lr2 --max-qps 64 --pool-slots 256 \
+		</dev/null >/tmp/lhd-lr2 2>&1 &
+	plr2=$!
+	i=0
+	while [ $i -lt 300 ] && kill -0 $plr2 2>/dev/null; do
+		grep -q running /tmp/lhd-lr2 && break
+		sleep 0.2
+		i=$((i + 1))
+	done
+	"$LH_LONGHAULD" --mode credit --dc lhdc --credit-route 10.98.0.0/24,10.97.0.2,lhwan \
+		--instance kc-cr </dev/null >/tmp/lhd-cr 2>&1 &
+	pcr=$!
+	i=0
+	while [ $i -lt 300 ] && kill -0 $pcr 2>/dev/null; do
+		grep -q running /tmp/lhd-cr && sleep 1 && break
+		sleep 0.2
+		i=$((i + 1))
+	done
+	for d in lhdc lhwan; do
+		for h in ingress egress; do
+			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-TC coexist $d $h /" >>$OUT
+		done
+	done
+	alive=0
+	kill -0 $plr2 2>/dev/null && kill -0 $pcr 2>/dev/null && alive=1
+	emit "LH-LHD-ALIVE coexist $alive"
+	emit "LH-LHD-ALIVE coexist-lr2 $alive"
+	kill -TERM $pcr 2>/dev/null
+	wait $pcr
+	emit "LH-LHD-RC coexist $?"
+	strip_log </tmp/lhd-cr | sed "s/^/LH-LHD coexist /" >>$OUT
+	for d in lhdc lhwan; do
+		for h in ingress egress; do
+			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-AFTER coexist $d $h /" >>$OUT
+		done
+	done
+	kill -TERM $plr2 2>/dev/null
+	wait $plr2
+	emit "LH-LHD-RC coexist-lr2 $?"
+	strip_log </tmp/lhd-lr2 | sed "s/^/LH-LHD coexist-lr2 /" >>$OUT
+	for d in lhdc lhwan; do
+		for h in ingress egress; do
+			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-AFTER coexist-lr2 $d $h /" >>$OUT
 		done
 	done
 fi

@@ -202,23 +202,27 @@ static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifin
 	return 0;
 }
 
-/* Whether ifindex still has a longhaul cls_bpf filter (any agent's) on either hook */
-static bool clsact_has_longhaul_filter(int ifindex)
+/*
+ * Whether ifindex has a filter of the other mode's agent on either hook (ours
+ * are gone by now). libbpf prints the kernel's "Cannot find specified filter
+ * chain" for each query that finds nothing: the expected answer, kept quiet.
+ */
+static bool clsact_has_other_filter(int ifindex, uint32_t own_prio)
 {
-	static const uint32_t prios[] = { LHD_TC_PRIO_LR2, LHD_TC_PRIO_CREDIT };
+	uint32_t prio = own_prio == LHD_TC_PRIO_LR2 ? LHD_TC_PRIO_CREDIT : LHD_TC_PRIO_LR2;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex);
-	unsigned int i, j;
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = 1, .priority = prio);
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	bool found = false;
+	int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 && !found; i++) {
 		hook.attach_point = i ? BPF_TC_EGRESS : BPF_TC_INGRESS;
-		for (j = 0; j < sizeof(prios) / sizeof(prios[0]); j++) {
-			LIBBPF_OPTS(bpf_tc_opts, q, .handle = 1, .priority = prios[j]);
-
-			if (!bpf_tc_query(&hook, &q))
-				return true;
-		}
+		q.prog_id = 0;
+		found = !bpf_tc_query(&hook, &q);
 	}
-	return false;
+	libbpf_set_print(print);
+	return found;
 }
 
 /*
@@ -256,7 +260,7 @@ static void detach_tc(struct lhd_datapath *dp)
 		for (j = i + 1; j < dp->nr_tc; j++)
 			if (dp->tc[j].ifindex == t->ifindex)
 				dp->tc[j].clsact_created = false;
-		if (clsact_has_longhaul_filter(t->ifindex))
+		if (clsact_has_other_filter(t->ifindex, dp->tc_prio))
 			pr_info("clsact on ifindex %d left in place: another longhauld's filter is on it\n",
 				t->ifindex);
 		else

@@ -256,13 +256,13 @@ static void detach_tc(struct lhd_datapath *dp)
 
 		if (!t->clsact_created)
 			continue;
-		/* every filter of ours on this interface is gone by now: what is left is another's */
+		/* all our filters on this interface are gone by now: what is left is another's */
 		for (j = i + 1; j < dp->nr_tc; j++)
 			if (dp->tc[j].ifindex == t->ifindex)
 				dp->tc[j].clsact_created = false;
 		if (clsact_has_other_filter(t->ifindex, dp->tc_prio))
-			pr_info("clsact on ifindex %d left in place: another longhauld's filter is on it\n",
-				t->ifindex);
+			pr_info("clsact on ifindex %d left in place: another longhauld's filter "
+				"is on it\n", t->ifindex);
 		else
 			bpf_tc_hook_destroy(&hook);
 	}

@@ -34,7 +34,8 @@ struct lhd_tc {
 struct lhd_datapath {
 	struct bpf_object *objs[LHD_MAX_OBJS];
 	int nr_objs;
-	int xdp_links[1 + LHD_MAX_WAN]; /* bpf_link fds of the XDP programs (DC, each WAN), -1: none */
+	/* bpf_link fds of the XDP programs (DC, then each WAN), -1 when none */
+	int xdp_links[1 + LHD_MAX_WAN];
 	struct lhd_tc tc[LHD_MAX_TC];
 	int nr_tc;
 	bool tc_legacy; /* attached with a clsact qdisc (kernels without tcx) */

@@ -173,8 +173,10 @@ teardown() {
 	# bpftool writes the value to every CPU
 	jq_assert "$output" ".counters.forwarded.value == 7 * $cpus"
 	jq_assert "$output" '.counters | keys == ["forwarded"]' "zero counters hidden"
+	# --all shows the zero ones too (a frame of the kernel's, an ND or MLD, may
+	# have passed the idle agent's program meanwhile: pkts and non_roce move)
 	lh -j --pin-dir "$PIN" credits stats --all
-	jq_assert "$output" '.counters | length == 14 and .pkts.value == 0'
+	jq_assert "$output" '.counters | length == 14 and .table_full.value == 0 and .redirect_fail.value == 0'
 }
 
 @test "credits: no pins is exit 3, a map of the wrong size exit 4" {

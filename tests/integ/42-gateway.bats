@@ -29,9 +29,10 @@ setup() {
 	lr2_require
 }
 
-# the sending NIC heard of no WAN loss, and the gateway re-sent from copies
+# the sending NIC heard of no WAN loss, and the gateway re-sent from copies;
+# GW_TIMEOUTS (default 0): NIC timeouts allowed (each is the NIC's own rewind)
 nic_never_rewound() {
-	jq_assert "$LR2_C" '.naks_received == 0 and .rewinds == 0 and .timeouts == 0'
+	jq_assert "$LR2_C" ".naks_received == 0 and .timeouts <= ${GW_TIMEOUTS:-0} and .rewinds == .timeouts"
 	[ "$(lr2_ctr a sentry_dnack_forward)" -eq 0 ]
 	[ "$(lr2_ctr a sentry_gw_fallback)" -eq 0 ]
 }
@@ -78,7 +79,12 @@ gw_loss() {
 }
 
 @test "gateway, WAN Gilbert-Elliott bursts (mean burst 5)" {
-	gw_loss 'gemodel 1% 20%' 64 'random 0.1%'
+	# lhwan's Gilbert-Elliott chain moves one step per frame: when the lost PSN
+	# is the oldest of a full window, only its re-sends cross the WAN, the chain
+	# stays in its bad state across them, and a NIC timeout (67 ms) can come
+	# before one gets through: 0 to 3 timeouts a run, measured before and after
+	# the round-trip rework alike (1 in 3 runs). Never a NAK.
+	GW_TIMEOUTS=3 gw_loss 'gemodel 1% 20%' 64 'random 0.1%'
 }
 
 @test "gateway, lost reports and Depot-NACKs (b2a 10%, a2b 1%)" {

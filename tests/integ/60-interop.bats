@@ -56,8 +56,11 @@ teardown_file() {
 	[ "$(jq_get "$IO_W" .b2a.matched)" -eq "$(ctr server sent_pkts)" ]
 	jq_assert "$IO" '.server.counters.rcvd_pkts <= .client.counters.sent_pkts and
 		.server.counters.rcvd_pkts + .server.tap.to_guest.dropped >= .client.counters.sent_pkts'
+	# ... and the requester each ACK but those, and the last one or two, which
+	# can come after perftest destroyed its QP (rxe does not count those: a CI
+	# run was 1 short with 2635 ACKs sent)
 	jq_assert "$IO" '.client.counters.rcvd_pkts <= .server.counters.sent_pkts and
-		.client.counters.rcvd_pkts + .client.tap.to_guest.dropped >= .server.counters.sent_pkts'
+		.client.counters.rcvd_pkts + .client.tap.to_guest.dropped + 2 >= .server.counters.sent_pkts'
 	# no WAN loss, so out of sequence only what the tap dropped, or the go-back
 	# of the requester's timer, which under TCG fires now and then though nothing
 	# was lost (completer_retry_err; 2 out of sequence in 179853 packets in a run

@@ -42,8 +42,8 @@ FIELDS=(frame.number ip.proto ipv6.nxt ip.ttl rsvp.version rsvp.msg rsvp.message
 	longhaul_rsvp longhaul.rsvp.msg_type longhaul.rsvp.checksum.good longhaul.rsvp.flow.src
 	longhaul.rsvp.flow.dst longhaul.rsvp.flow.dqpn longhaul.rsvp.hop longhaul.rsvp.lih
 	longhaul.rsvp.credit.enterprise longhaul.rsvp.credit.unit longhaul.rsvp.credit.flags
-	longhaul.rsvp.credit.init longhaul.rsvp.credit.heartbeat longhaul.rsvp.credit.value
-	longhaul.rsvp.credit.limit longhaul.rsvp.credit.bytes longhaul.rsvp.qp.dqpn
+	longhaul.rsvp.credit.init longhaul.rsvp.credit.heartbeat longhaul.rsvp.credit.probe
+	longhaul.rsvp.credit.accepted longhaul.rsvp.credit.value longhaul.rsvp.credit.limit longhaul.rsvp.credit.bytes longhaul.rsvp.qp.dqpn
 	longhaul.rsvp.ignored longhaul.rsvp.forwarded longhaul.rsvp.malformed _ws.col.Info
 	_ws.expert.message _ws.malformed _ws.lua.error)
 
@@ -93,11 +93,11 @@ reason() {
 	fi
 }
 
-@test "the decoder's own verdicts on the capture: 13 valid messages, 5 refused for their reason" {
+@test "the decoder's own verdicts on the capture: 15 valid messages, 5 refused for their reason" {
 	run cat "$BATS_FILE_TMPDIR/verdicts"
-	[ "${#lines[@]}" -eq 18 ]
-	[ "$(awk '$3 == "ok"' <<<"$output" | wc -l)" -eq 13 ]
-	[ "$(awk '$1 >= 14 { printf "%s ", $3 }' <<<"$output")" = \
+	[ "${#lines[@]}" -eq 20 ]
+	[ "$(awk '$3 == "ok"' <<<"$output" | wc -l)" -eq 15 ]
+	[ "$(awk '$1 >= 14 && $1 <= 18 { printf "%s ", $3 }' <<<"$output")" = \
 		"checksum unknown_class missing not_allowed obj_value " ]
 }
 
@@ -118,8 +118,8 @@ reason() {
 
 @test "Wireshark's RSVP dissector finds every checksum correct but the one spoiled on purpose" {
 	run bash -c "timeout 60 tshark -V -r '$CAP' 2>/dev/null | grep 'Message Checksum:'"
-	[ "${#lines[@]}" -eq 18 ]
-	[ "$(grep -c '\[correct\]' <<<"$output")" -eq 17 ]
+	[ "${#lines[@]}" -eq 20 ]
+	[ "$(grep -c '\[correct\]' <<<"$output")" -eq 19 ]
 	[ "$(grep -n 'incorrect' <<<"$output" | cut -d: -f1)" = 14 ]
 }
 
@@ -170,6 +170,18 @@ reason() {
 	[[ "$(fx 2 _ws.col.Info)" == *"credit 4 x 2^20 B (initial)" ]]
 }
 
+@test "longhaul-rsvp.lua decodes a Path probe and its answer, the Credit object with Accepted" {
+	run fx 19 rsvp.msg longhaul.rsvp.msg_type longhaul.rsvp.credit.probe longhaul.rsvp.credit.limit \
+		longhaul.rsvp.credit.accepted rsvp.object
+	[ "$output" = "28|28|1|5000000||23,1,125,3,5,11,124" ]
+	run fx 20 rsvp.msg rsvp.message_length longhaul.rsvp.credit.probe longhaul.rsvp.credit.value \
+		longhaul.rsvp.credit.accepted rsvp.message_id_ack.message_id
+	[ "$output" = "29|112|0|65536|4294971392|1040" ]
+	[[ "$(fx 19 _ws.col.Info)" == *"(probe)"* ]]
+	[[ "$(fx 20 _ws.col.Info)" == *"accepted 4294971392"* ]]
+	[ "$(reason 19)|$(reason 20)" = "ok|ok" ]
+}
+
 @test "unknown classes: 11bbbbbb counted to forward, 10bbbbbb counted as ignored, both valid" {
 	[ "$(fx 12 longhaul.rsvp.forwarded longhaul.rsvp.ignored rsvp.object)" = "1||23,1,125,3,10,124,200" ]
 	[ "$(fx 13 longhaul.rsvp.forwarded longhaul.rsvp.ignored rsvp.object)" = "|1|23,1,125,3,10,124,150" ]
@@ -179,7 +191,7 @@ reason() {
 
 @test "longhaul-rsvp.lua refuses each malformed message for the reason the C decoder gives" {
 	local n c_reason
-	for n in $(seq 1 18); do
+	for n in $(seq 1 20); do
 		c_reason=$(awk -v n="$n" '$1 == n { print $3 }' "$BATS_FILE_TMPDIR/verdicts")
 		[ "$(reason "$n")" = "$c_reason" ] ||
 			{ echo "frame $n: lua '$(reason "$n")', C '$c_reason'"; return 1; }
@@ -190,9 +202,9 @@ reason() {
 
 @test "no Lua error; malformed (expert group) exactly on the refused frames; with longhaul.lua too" {
 	local n
-	for n in $(seq 1 18); do
+	for n in $(seq 1 20); do
 		[ -z "$(fx "$n" _ws.lua.error)" ] || { echo "frame $n: Lua error"; return 1; }
-		if [ "$n" -le 13 ]; then
+		if [ "$n" -le 13 ] || [ "$n" -ge 19 ]; then
 			[ -z "$(fx "$n" _ws.malformed)" ] || { echo "frame $n malformed"; return 1; }
 		else
 			[ -n "$(fx "$n" _ws.malformed)" ] || { echo "frame $n not malformed"; return 1; }
@@ -201,5 +213,5 @@ reason() {
 	run tshark_lua -X lua_script:"$LH_ROOT/user/wireshark/longhaul.lua" -r "$CAP" -Y longhaul_rsvp \
 		-T fields -e frame.number
 	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -eq 18 ]
+	[ "${#lines[@]}" -eq 20 ]
 }

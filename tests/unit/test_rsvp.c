@@ -53,6 +53,13 @@ static void sample(struct rsvp_msg *m, uint8_t type, int family, int variant)
 	switch (type) {
 	case RSVP_MSG_CB_PATH:
 		m->refresh_ms = 30;
+		if (variant == 1) {
+			/* a probe of a set-up hop: the sender's bytes sent to it */
+			m->objs |= RSVP_OBJ_CREDIT;
+			m->credit.unit = RSVP_CREDIT_UNIT_BYTE;
+			m->credit.flags = RSVP_CREDIT_F_PROBE;
+			m->credit.limit = 5000000;
+		}
 		break;
 	case RSVP_MSG_CB_RESERVE:
 		if (variant == 0) {
@@ -70,6 +77,14 @@ static void sample(struct rsvp_msg *m, uint8_t type, int family, int variant)
 			m->credit.unit = RSVP_CREDIT_UNIT_BYTE;
 			m->credit.credit = 65536;
 			m->credit.limit = 0x100000000ull + 65536;
+		}
+		if (variant == 2) {
+			/* the answer to a probe: what the hop took in, as well */
+			m->objs |= RSVP_OBJ_MESSAGE_ID_ACK;
+			m->msg_id_ack.epoch = 0x123456;
+			m->msg_id_ack.id = 1040;
+			m->credit.has_accepted = true;
+			m->credit.accepted = 0x100000000ull + 4096;
 		}
 		break;
 	case RSVP_MSG_CB_END:
@@ -94,6 +109,21 @@ static void sample(struct rsvp_msg *m, uint8_t type, int family, int variant)
 	default:
 		break;
 	}
+}
+
+/* Forms of a type sample() makes */
+static int variants(uint8_t type)
+{
+	return type == RSVP_MSG_CB_RESERVE ? 3 : type == RSVP_MSG_CB_PATH ? 2 : 1;
+}
+
+static const char *variant_name(uint8_t type, int v)
+{
+	if (type == RSVP_MSG_CB_PATH)
+		return v ? " (probe)" : "";
+	if (type == RSVP_MSG_CB_RESERVE)
+		return v == 2 ? " (probe answer, Accepted)" : v ? " (credit return)" : "";
+	return "";
 }
 
 static const uint8_t all_types[] = {RSVP_MSG_CB_PATH,	 RSVP_MSG_CB_RESERVE, RSVP_MSG_CB_END,
@@ -141,7 +171,11 @@ static bool same_msg(const struct rsvp_msg *a, const struct rsvp_msg *b)
 	if ((o & RSVP_OBJ_MESSAGE_ID_ACK) &&
 	    memcmp(&a->msg_id_ack, &b->msg_id_ack, sizeof(a->msg_id_ack)))
 		return false;
-	if ((o & RSVP_OBJ_CREDIT) && memcmp(&a->credit, &b->credit, sizeof(a->credit)))
+	if ((o & RSVP_OBJ_CREDIT) &&
+	    (a->credit.unit != b->credit.unit || a->credit.flags != b->credit.flags ||
+	     a->credit.credit != b->credit.credit || a->credit.limit != b->credit.limit ||
+	     a->credit.has_accepted != b->credit.has_accepted ||
+	     a->credit.accepted != b->credit.accepted))
 		return false;
 	if ((o & RSVP_OBJ_ERROR_SPEC) &&
 	    (memcmp(a->error.node.b, b->error.node.b, al) || a->error.flags != b->error.flags ||
@@ -180,7 +214,7 @@ static void test_round_trips(void)
 
 	for (size_t f = 0; f < 2; f++) {
 		for (size_t t = 0; t < sizeof(all_types); t++) {
-			for (int v = 0; v < (all_types[t] == RSVP_MSG_CB_RESERVE ? 2 : 1); v++) {
+			for (int v = 0; v < variants(all_types[t]); v++) {
 				const char *fam = families[f] == AF_INET ? "IPv4" : "IPv6";
 				ssize_t n, n2;
 				enum rsvp_err e;
@@ -194,8 +228,8 @@ static void test_round_trips(void)
 				tap_ok(n > 0 && e == RSVP_E_OK && same_msg(&m, &d) && n2 == n &&
 					       !memcmp(buf, again, (size_t)n),
 				       "round trip %s %s%s: %zd bytes, %s",
-				       rsvp_msg_name(all_types[t]), fam,
-				       v ? " (credit return)" : "", n, rsvp_strerror(e));
+				       rsvp_msg_name(all_types[t]), fam, variant_name(all_types[t], v),
+				       n, rsvp_strerror(e));
 			}
 		}
 	}
@@ -222,6 +256,16 @@ static void test_round_trips(void)
 				       12),
 		       "Credit object last: class 124, unit 0 (byte), credit 65536, limit 2^32 + "
 		       "65536");
+	}
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 2);
+	{
+		ssize_t n = rsvp_encode(&m, buf, sizeof(buf));
+		const uint8_t *c = buf + n - 32;
+
+		tap_ok(n == 112 && !memcmp(c, "\x00\x20\x7c\x01\x00\x00\x7e\xd9", 8) &&
+			       !memcmp(c + 24, "\x00\x00\x00\x01\x00\x00\x10\x00", 8),
+		       "Credit object with Accepted: length 32, Accepted 2^32 + 4096 last (%zd bytes)",
+		       n);
 	}
 	tap_ok(rsvp_credit_bytes(4, RSVP_CREDIT_UNIT_MB) == 4u << 20 &&
 		       rsvp_credit_bytes(1, 40) == 1ull << 40 &&
@@ -420,6 +464,7 @@ static void test_malformed(void)
 	expect(b, len, 0, RSVP_E_NOT_RDMA, "SESSION port 4792");
 
 	off = find_obj(buf, len, RSVP_CLASS_CREDIT);
+	tap_ok(off + 24 == len, "the Credit object is the Reserve's last");
 	memcpy(b, buf, len);
 	b[off + 8] = 41;
 	fix_csum(b, len);
@@ -432,6 +477,16 @@ static void test_malformed(void)
 	b[off + 7] ^= 1; /* another enterprise's object in class 124: unknown, 0bbbbbbb */
 	fix_csum(b, len);
 	expect(b, len, 0, RSVP_E_UNKNOWN_CLASS, "class 124 with another enterprise number");
+	/* the Credit object (written last) is 24 bytes, or 32 with Accepted: nothing between */
+	for (size_t grow = 4; grow <= 8; grow += 4) {
+		memcpy(b, buf, len);
+		memset(b + len, 0, grow);
+		b[off + 1] = (uint8_t)(24 + grow);
+		b[7] = (uint8_t)(len + grow);
+		fix_csum(b, len + grow);
+		expect(b, len + grow, 0, grow == 8 ? RSVP_E_OK : RSVP_E_OBJ_SIZE,
+		       grow == 8 ? "Credit object of 32 bytes (with Accepted)" : "Credit object of 28 bytes");
+	}
 
 	/* missing, duplicate, not allowed, family */
 	memcpy(b, buf, len);
@@ -679,8 +734,9 @@ static void emit(struct lh_pcap *p, const struct rsvp_msg *m, const uint8_t *msg
  * End, End ACK; 6-10 the same over IPv6; 11 PathErr; 12 a Reserve with an
  * unknown 11bbbbbb object (forwarded), 13 with a 10bbbbbb one (ignored);
  * refused: 14 bad checksum, 15 unknown 0bbbbbbb class, 16 no Credit, 17 a
- * Credit object in an End, 18 Credit unit 2^41. Prints "FRAME TYPE REASON"
- * for each, the decoder's verdict.
+ * Credit object in an End, 18 Credit unit 2^41; valid again: 19 a Path probe,
+ * 20 the Reserve answering it (Credit with Accepted). Prints "FRAME TYPE
+ * REASON" for each, the decoder's verdict.
  */
 static int write_pcap(const char *path)
 {
@@ -742,6 +798,10 @@ static int write_pcap(const char *path)
 		fix_csum(msg, len);
 		emit(&p, &m, msg, len, &frame);
 	}
+	sample(&m, RSVP_MSG_CB_PATH, AF_INET, 1);
+	emit(&p, &m, msg, (size_t)rsvp_encode(&m, msg, sizeof(msg)), &frame);
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 2);
+	emit(&p, &m, msg, (size_t)rsvp_encode(&m, msg, sizeof(msg)), &frame);
 	lh_pcap_close(&p);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #define FILTER6_LEN 24
 #define MSG_ID_LEN 12
 #define CREDIT_LEN 24
+#define CREDIT_ACC_LEN 32 /* with Accepted */
 #define RDMA_QP_LEN 12
 
 /* C-Types: RFC 2205's address families, C-Type 1 for the rest */
@@ -56,7 +57,7 @@ static const struct {
 	 RSVP_OBJ_SESSION | RSVP_OBJ_HOP | RSVP_OBJ_ERROR_SPEC | RSVP_OBJ_FILTER_SPEC |
 		 RSVP_OBJ_RDMA_QP | RSVP_OBJ_MESSAGE_ID_ACK},
 	{RSVP_MSG_CB_PATH, FLOW_DOWN | RSVP_OBJ_HOP | RSVP_OBJ_TIME_VALUES | RSVP_OBJ_MESSAGE_ID,
-	 FLOW_DOWN | RSVP_OBJ_HOP | RSVP_OBJ_TIME_VALUES | RSVP_OBJ_MESSAGE_ID},
+	 FLOW_DOWN | RSVP_OBJ_HOP | RSVP_OBJ_TIME_VALUES | RSVP_OBJ_MESSAGE_ID | RSVP_OBJ_CREDIT},
 	{RSVP_MSG_CB_RESERVE, FLOW_UP | RSVP_OBJ_HOP | RSVP_OBJ_CREDIT | RSVP_OBJ_MESSAGE_ID,
 	 FLOW_UP | RSVP_OBJ_HOP | RSVP_OBJ_CREDIT | RSVP_OBJ_MESSAGE_ID | RSVP_OBJ_TIME_VALUES |
 		 RSVP_OBJ_MESSAGE_ID_ACK},
@@ -201,7 +202,7 @@ static size_t encoded_len(const struct rsvp_msg *m)
 	if (m->objs & RSVP_OBJ_FILTER_SPEC)
 		len += 8 + a;
 	if (m->objs & RSVP_OBJ_CREDIT)
-		len += CREDIT_LEN;
+		len += m->credit.has_accepted ? CREDIT_ACC_LEN : CREDIT_LEN;
 	return len + m->fwd_len;
 }
 
@@ -313,14 +314,18 @@ ssize_t rsvp_encode(const struct rsvp_msg *m, uint8_t *buf, size_t cap)
 	if (m->objs & RSVP_OBJ_FILTER_SPEC)
 		p = put_sender(p, RSVP_CLASS_FILTER_SPEC, &m->flow);
 	if (m->objs & RSVP_OBJ_CREDIT) {
-		p = put_obj(p, CREDIT_LEN, RSVP_CLASS_CREDIT, CTYPE_ONE);
+		size_t clen = m->credit.has_accepted ? CREDIT_ACC_LEN : CREDIT_LEN;
+
+		p = put_obj(p, clen, RSVP_CLASS_CREDIT, CTYPE_ONE);
 		put32(p, RSVP_LH_ENTERPRISE);
 		p[4] = m->credit.unit;
 		p[5] = m->credit.flags;
 		put16(p + 6, 0);
 		put32(p + 8, m->credit.credit);
 		put64(p + 12, m->credit.limit);
-		p += CREDIT_LEN - RSVP_OBJ_HDR_LEN;
+		if (m->credit.has_accepted)
+			put64(p + 20, m->credit.accepted);
+		p += clen - RSVP_OBJ_HDR_LEN;
 	}
 	memcpy(p, m->fwd, m->fwd_len);
 
@@ -407,7 +412,8 @@ static enum rsvp_err known_object(const uint8_t *o, size_t olen, uint32_t bit, s
 	if (i == sizeof(obj_shapes) / sizeof(obj_shapes[0]))
 		return RSVP_E_UNKNOWN_CLASS;
 	if (ctype == CTYPE_ONE) { /* CTYPE_IPV4 for the address objects */
-		if (olen != obj_shapes[i].len1)
+		/* the Credit object has a longer form, with Accepted (longhaul) */
+		if (olen != obj_shapes[i].len1 && !(bit == RSVP_OBJ_CREDIT && olen == CREDIT_ACC_LEN))
 			return RSVP_E_OBJ_SIZE;
 		family = obj_shapes[i].len6 ? AF_INET : 0;
 	} else if (ctype == CTYPE_IPV6 && obj_shapes[i].len6) {
@@ -472,6 +478,9 @@ static enum rsvp_err known_object(const uint8_t *o, size_t olen, uint32_t bit, s
 		out->credit.flags = c[5];
 		out->credit.credit = get32(c + 8);
 		out->credit.limit = get64(c + 12);
+		out->credit.has_accepted = olen == CREDIT_ACC_LEN;
+		if (out->credit.has_accepted)
+			out->credit.accepted = get64(c + 20);
 		if (out->credit.unit > RSVP_CREDIT_UNIT_MAX)
 			return RSVP_E_OBJ_VALUE;
 		break;

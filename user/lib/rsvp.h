@@ -69,6 +69,8 @@
 #define RSVP_CREDIT_UNIT_MAX 40
 #define RSVP_CREDIT_F_INIT 0x01 /* the hop's initial buffer (answer to a Path init) */
 #define RSVP_CREDIT_F_HEARTBEAT 0x02 /* no buffer freed: the hop is alive */
+/* on a Path (longhaul): a probe of a set-up hop, answered by a Reserve carrying Accepted */
+#define RSVP_CREDIT_F_PROBE 0x04
 
 /* MESSAGE_ID flags (RFC 2961) */
 #define RSVP_MSG_ID_F_ACK_DESIRED 0x01
@@ -164,6 +166,13 @@ struct rsvp_credit {
 	uint8_t flags; /* RSVP_CREDIT_F_* */
 	uint32_t credit; /* the draft's credit value: buffer reserved or freed */
 	uint64_t limit; /* cumulative credit granted since the Path init (0: not kept) */
+	/*
+	 * longhaul, in the 32-byte form of the object: bytes of the flow the hop
+	 * has taken in (forwarded or holding), cumulative, in units. A Reserve's
+	 * sender uses it to give back what was lost on the way (docs/rsvp.md).
+	 */
+	bool has_accepted;
+	uint64_t accepted;
 };
 
 /* ERROR_SPEC (PathErr, ResvErr) */

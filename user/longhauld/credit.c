@@ -8,13 +8,18 @@
  *                  each gets an initial Reserve, then a Reserve whenever a
  *                  quantum was forwarded, R/4 after any forwarding, and at
  *                  least every R (heartbeat); credit limit = buffer + bytes
- *                  forwarded (the program's fwd_bytes)
+ *                  forwarded (the program's fwd_bytes); each Reserve also says
+ *                  how much of the flow this hop took in (Accepted)
  *   paths          the --credit-route next hops toward the destination, in
  *                  order of preference: a Path init flooded on each (re-sent
  *                  until its initial Reserve), the first path's answer (or
  *                  the best answered after R) makes it active; none answered
  *                  within 3R after its last Reserve: failed, the flow moves
- *                  to the best live path; none live for 10R: fail open
+ *                  to the best live path; none live for 10R: fail open;
+ *                  every R/2 while the flow sends or holds, a probe (a Path
+ *                  with a PROBE Credit) whose answer's Accepted, against what
+ *                  we had sent on the path when probing, gives back the
+ *                  credit of packets lost on the way (docs/rsvp.md)
  *   held packets   what the program could not send against credit, in order:
  *                  sent on by this agent (raw IP, LH_CR_MARK) as credit comes
  *
@@ -62,7 +67,8 @@
 	X(tx_reserve) X(tx_heartbeat) X(tx_end) X(tx_end_retry) X(tx_end_ack) X(tx_path_err) \
 	X(tx_fail) X(flows_created) X(flows_first) X(flows_last) X(flows_ended)        \
 	X(flows_expired) X(flows_open) X(path_failures) X(path_given_up) X(failovers)  \
-	X(held) X(released) X(release_fail) X(hold_unknown) X(data_bytes_credited)
+	X(held) X(released) X(release_fail) X(hold_unknown) X(data_bytes_credited)          \
+	X(tx_probe) X(rx_probe) X(probe_answers) X(lost_bytes_recovered)
 
 struct cr_counters {
 #define CR_CNT_FIELD(n) uint64_t n;
@@ -98,6 +104,11 @@ struct cr_path {
 	int tries;
 	uint64_t next_try_ns;
 	unsigned int refusals; /* PathErrs in a row: the back-off of its probes */
+	/* loss resync: the probe awaiting its answer (0: none), our sent[] when it left */
+	uint32_t probe_id;
+	uint64_t probe_sent;
+	uint64_t probe_acked_sent; /* probe_sent of the last probe answered */
+	uint64_t next_probe_ns;
 };
 
 enum cr_phase { PH_SETUP, PH_RUN, PH_ENDING };
@@ -282,11 +293,38 @@ static void send_path(struct cr_agent *a, struct cr_flow *f, int i)
 	p->next_try_ns = now_ns() + (ms_ns(f->refresh_ms) << p->refusals);
 }
 
-/* A Reserve to upstream hop u: initial (answering Path init id), credit return or heartbeat */
-static void send_reserve(struct cr_agent *a, struct cr_flow *f, struct cr_up *u, uint64_t fwd,
-			 bool init, uint32_t ack_id)
+/*
+ * A probe of path i's hop: a Path with a PROBE Credit carrying what we have
+ * sent it (informative). Its answer's Accepted, against sent, tells what was
+ * lost on the way (on_reserve).
+ */
+static void send_probe(struct cr_agent *a, struct cr_flow *f, int i, uint64_t sent)
 {
-	uint64_t fresh = fwd - u->returned;
+	struct cr_path *p = &f->path[i];
+	struct rsvp_msg m;
+
+	msg_base(a, &m, RSVP_MSG_CB_PATH, f, p->local, (uint32_t)i);
+	m.refresh_ms = f->refresh_ms;
+	m.objs |= RSVP_OBJ_CREDIT;
+	m.credit.unit = RSVP_CREDIT_UNIT_BYTE;
+	m.credit.flags = RSVP_CREDIT_F_PROBE;
+	m.credit.limit = sent;
+	if (msg_send(a, &m, p->rt->nexthop))
+		return;
+	a->c.tx_probe++;
+	p->probe_id = m.msg_id.id;
+	p->probe_sent = sent;
+}
+
+/*
+ * A Reserve to upstream hop u: initial (answering Path init ack_id), credit
+ * return or heartbeat (answering the probe ack_id when not 0). cf: the
+ * program's counts of the flow.
+ */
+static void send_reserve(struct cr_agent *a, struct cr_flow *f, struct cr_up *u,
+			 const struct lh_cr_flow *cf, bool init, uint32_t ack_id)
+{
+	uint64_t fwd = cf->fwd_bytes, fresh = fwd - u->returned;
 	struct rsvp_msg m;
 
 	msg_base(a, &m, RSVP_MSG_CB_RESERVE, f, u->local, u->lih);
@@ -302,9 +340,17 @@ static void send_reserve(struct cr_agent *a, struct cr_flow *f, struct cr_up *u,
 	} else {
 		m.credit.flags = fresh ? 0 : RSVP_CREDIT_F_HEARTBEAT;
 		m.credit.credit = fresh > UINT32_MAX ? UINT32_MAX : (uint32_t)fresh;
+		if (ack_id) {
+			m.objs |= RSVP_OBJ_MESSAGE_ID_ACK;
+			m.msg_id_ack.epoch = a->epoch;
+			m.msg_id_ack.id = ack_id;
+		}
 	}
 	/* "less than its buffer": the whole buffer, every byte of it freed once forwarded */
 	m.credit.limit = a->cfg->cr_buffer + fwd;
+	/* taken in: forwarded, or held here (in the ring or the agent's queue) */
+	m.credit.has_accepted = true;
+	m.credit.accepted = fwd + cf->held_bytes - f->grant.released_bytes;
 	if (msg_send(a, &m, u->addr))
 		return;
 	if (init)
@@ -584,6 +630,7 @@ static void on_path(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from)
 	struct cr_flow *f;
 	struct cr_up *u;
 	struct lh_cr_flow cf = { 0 };
+	bool probe;
 
 	key_v4(&k, m->flow.src.v4.s_addr, m->flow.dst.v4.s_addr, m->flow.dqpn);
 	f = flow_find(a, &k);
@@ -598,7 +645,9 @@ static void on_path(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from)
 			return;
 	}
 	u = up_of(f, from);
+	probe = u && (m->objs & RSVP_OBJ_CREDIT) && (m->credit.flags & RSVP_CREDIT_F_PROBE);
 	if (!u) {
+		/* a probe from a hop we know nothing of (we restarted): answered as a Path init */
 		if (f->nups >= CR_MAX_UPS) {
 			a->c.rx_stale++;
 			return;
@@ -615,8 +664,13 @@ static void on_path(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from)
 		return;
 	}
 	counted(a, f, &cf);
+	if (probe) {
+		a->c.rx_probe++;
+		send_reserve(a, f, u, &cf, false, m->msg_id.id);
+		return;
+	}
 	/* a repeated Path init (our answer was lost) is answered again, same limit */
-	send_reserve(a, f, u, cf.fwd_bytes, true, m->msg_id.id);
+	send_reserve(a, f, u, &cf, true, m->msg_id.id);
 }
 
 /* a Credit limit in bytes, saturated */
@@ -660,6 +714,26 @@ static void on_reserve(struct cr_agent *a, const struct rsvp_msg *m, uint32_t fr
 		pr_debug("credit: qp %u: path %d (%s) answered, credit %llu, try %d\n", f->dqpn, i,
 			 p->rt->ifc.name, (unsigned long long)rsvp_credit_bytes(m->credit.credit, m->credit.unit),
 			 p->tries);
+		p->probe_id = 0;
+		p->probe_acked_sent = cf.sent[i];
+	} else if (p->answered && p->probe_id && (m->objs & RSVP_OBJ_MESSAGE_ID_ACK) &&
+		   m->msg_id_ack.id == p->probe_id && m->credit.has_accepted && m->credit.limit) {
+		/*
+		 * The answer to our probe: of what we had sent when probing, what
+		 * the hop has not taken in was lost on the way (it arrives in
+		 * order behind the data it follows), and its credit comes back:
+		 * the offset between our count and the hop's grows by it.
+		 */
+		int64_t off = (int64_t)p->probe_sent -
+			      (int64_t)limit_bytes(m->credit.accepted, m->credit.unit);
+
+		a->c.probe_answers++;
+		if (off > p->offset) {
+			a->c.lost_bytes_recovered += (uint64_t)(off - p->offset);
+			p->offset = off;
+		}
+		p->probe_acked_sent = p->probe_sent;
+		p->probe_id = 0;
 	}
 	limit = m->credit.limit
 			? (uint64_t)((int64_t)limit_bytes(m->credit.limit, m->credit.unit) + p->offset)
@@ -903,9 +977,10 @@ static int on_record(void *ctx, void *data, size_t size)
 
 /* ------------------------------------------------------------ timers */
 
-static void tick_up(struct cr_agent *a, struct cr_flow *f, uint64_t fwd, uint64_t now)
+static void tick_up(struct cr_agent *a, struct cr_flow *f, const struct lh_cr_flow *cf,
+		    uint64_t now)
 {
-	uint64_t R = ms_ns(f->refresh_ms);
+	uint64_t R = ms_ns(f->refresh_ms), fwd = cf->fwd_bytes;
 
 	if (f->dead_end)
 		return; /* silence: the upstream hops' heartbeat timers expire too */
@@ -914,8 +989,30 @@ static void tick_up(struct cr_agent *a, struct cr_flow *f, uint64_t fwd, uint64_
 		uint64_t fresh = fwd - u->returned, idle = now - u->last_tx_ns;
 
 		if (fresh >= a->cfg->cr_quantum || (fresh && idle >= R / 4) || idle >= R)
-			send_reserve(a, f, u, fwd, false, 0);
+			send_reserve(a, f, u, cf, false, 0);
 	}
+}
+
+/*
+ * Probe the active path every R/2 while the flow sent on it since the last
+ * answered probe, or holds packets (credit lost on the way may be what it
+ * waits for). An unanswered probe is replaced by the next one.
+ */
+static void tick_probe(struct cr_agent *a, struct cr_flow *f, const struct lh_cr_flow *cf,
+		       uint64_t now)
+{
+	uint32_t i = f->grant.active;
+	struct cr_path *p;
+
+	if (f->grant.state != LH_CRS_ACTIVE || i >= (uint32_t)f->npaths)
+		return;
+	p = &f->path[i];
+	if (!p->answered || !p->alive || now < p->next_probe_ns)
+		return;
+	if (cf->sent[i] == p->probe_acked_sent && !f->head)
+		return;
+	p->next_probe_ns = now + ms_ns(f->refresh_ms) / 2;
+	send_probe(a, f, (int)i, cf->sent[i]);
 }
 
 static void tick_paths(struct cr_agent *a, struct cr_flow *f, uint64_t now)
@@ -1039,8 +1136,9 @@ static void tick(struct cr_agent *a)
 				f->last_pkts = pkts;
 				f->last_activity_ns = now;
 			}
-			tick_up(a, f, cf.fwd_bytes, now);
+			tick_up(a, f, &cf, now);
 			tick_paths(a, f, now);
+			tick_probe(a, f, &cf, now);
 			release(a, f);
 			if (f->head)
 				continue;

@@ -19,14 +19,14 @@ naming the reason, as the agent counts it).
 
 Filter fields: longhaul.rsvp.msg_type, .checksum, .checksum.good, .length,
 .flow.src, .flow.dst, .flow.dqpn, .hop, .lih, .credit.enterprise, .credit.unit,
-.credit.flags, .credit.init, .credit.heartbeat, .credit.value, .credit.limit,
-.credit.bytes, .qp.enterprise, .qp.dqpn, .ignored, .forwarded; expert:
+.credit.flags, .credit.init, .credit.heartbeat, .credit.probe, .credit.value,
+.credit.limit, .credit.accepted, .credit.bytes, .qp.enterprise, .qp.dqpn, .ignored, .forwarded; expert:
 longhaul.rsvp.malformed (the reason in its text), longhaul.rsvp.foreign.
 ]]
 
 local LH_ENTERPRISE = 32473 -- RFC 5612's documentation number (user/lib/rsvp.h)
 local CLASS_CREDIT, CLASS_RDMA_QP = 124, 125
-local CREDIT_LEN, RDMA_QP_LEN = 24, 12
+local CREDIT_LEN, CREDIT_ACC_LEN, RDMA_QP_LEN = 24, 32, 12
 local UNIT_MAX = 40
 
 local band, bor, rshift = bit32.band, bit32.bor, bit32.rshift
@@ -56,7 +56,7 @@ local class_names = {
 local rules = {
 	[3] = { must = { 1, 6 }, may = { 11, 125, 24 } },
 	[4] = { must = { 1, 3, 6 }, may = { 10, 125, 24 } },
-	[28] = { must = { 1, 11, 125, 3, 5, 23 }, may = {} },
+	[28] = { must = { 1, 11, 125, 3, 5, 23 }, may = { 124 } },
 	[29] = { must = { 1, 10, 125, 3, 124, 23 }, may = { 5, 24 } },
 	[30] = { must = { 1, 11, 125, 3, 23 }, may = {} },
 	[31] = { must = { 1, 10, 125, 3, 24 }, may = {} },
@@ -86,6 +86,10 @@ local f = {
 	credit_init = ProtoField.bool("longhaul.rsvp.credit.init", "Initial buffer (answer to a Path init)", 8,
 		nil, 0x01),
 	credit_hb = ProtoField.bool("longhaul.rsvp.credit.heartbeat", "Heartbeat (no buffer freed)", 8, nil, 0x02),
+	credit_probe = ProtoField.bool("longhaul.rsvp.credit.probe", "Probe (a Path asking for Accepted)", 8, nil,
+		0x04),
+	credit_accepted = ProtoField.uint64("longhaul.rsvp.credit.accepted",
+		"Accepted (bytes of the flow taken in, cumulative, in units)", base.DEC),
 	credit_value = ProtoField.uint32("longhaul.rsvp.credit.value", "Credit (in units)", base.DEC),
 	credit_limit = ProtoField.uint64("longhaul.rsvp.credit.limit", "Credit limit (cumulative, in units)",
 		base.DEC),
@@ -98,7 +102,8 @@ local f = {
 }
 p.fields = {
 	f.msg_type, f.length, f.checksum, f.checksum_good, f.flow_src, f.flow_dst, f.flow_dqpn, f.hop, f.lih,
-	f.credit, f.credit_ent, f.credit_unit, f.credit_flags, f.credit_init, f.credit_hb, f.credit_value,
+	f.credit, f.credit_ent, f.credit_unit, f.credit_flags, f.credit_init, f.credit_hb, f.credit_probe,
+	f.credit_accepted, f.credit_value,
 	f.credit_limit, f.credit_bytes, f.qp, f.qp_ent, f.qp_dqpn, f.ignored, f.forwarded,
 }
 
@@ -220,7 +225,7 @@ local function dissect_cbfc(tvb, pinfo, root)
 		else
 			if ctype < 1 or ctype > #shape then
 				return malformed(tree, pinfo, mtype, "unknown_ctype", where .. ": unknown C-Type")
-			elseif olen ~= shape[ctype] then
+			elseif olen ~= shape[ctype] and not (cls == CLASS_CREDIT and olen == CREDIT_ACC_LEN) then
 				return malformed(tree, pinfo, mtype, "obj_size", where .. ": wrong length for the C-Type")
 			elseif seen[cls] then
 				return malformed(tree, pinfo, mtype, "dup_object", where .. ": appears twice")
@@ -254,6 +259,7 @@ local function dissect_cbfc(tvb, pinfo, root)
 				local fl = ct:add(f.credit_flags, tvb(c + 5, 1))
 				fl:add(f.credit_init, tvb(c + 5, 1))
 				fl:add(f.credit_hb, tvb(c + 5, 1))
+				fl:add(f.credit_probe, tvb(c + 5, 1))
 				ct:add(f.credit_value, tvb(c + 8, 4))
 				ct:add(f.credit_limit, tvb(c + 12, 8))
 				local unit, value = tvb(c + 4, 1):uint(), tvb(c + 8, 4):uint()
@@ -272,7 +278,15 @@ local function dissect_cbfc(tvb, pinfo, root)
 				if band(flags, 2) ~= 0 then
 					credit = credit .. " (heartbeat)"
 				end
+				if band(flags, 4) ~= 0 then
+					credit = credit .. " (probe)"
+				end
 				ct:append_text(": " .. credit .. ", limit " .. tostring(tvb(c + 12, 8):uint64()))
+				if olen == CREDIT_ACC_LEN then
+					ct:add(f.credit_accepted, tvb(c + 20, 8))
+					ct:append_text(", accepted " .. tostring(tvb(c + 20, 8):uint64()))
+					credit = credit .. ", accepted " .. tostring(tvb(c + 20, 8):uint64())
+				end
 			elseif cls == CLASS_RDMA_QP then
 				local qt = tree:add(f.qp, tvb(off, olen))
 				qt:set_text("RDMA_QP object")

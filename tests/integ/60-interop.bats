@@ -43,7 +43,7 @@ teardown_file() {
 
 @test "lossless WAN, no longhaul: rxe ib_write_bw crosses gwa, lhwan and gwb, every packet taken" {
 	lh_topo_up two-dc --rtt 2ms --match roce --seed 60
-	pair --test ib_write_bw -- -s 65536 -D 10
+	pair_fed --test ib_write_bw -- -s 65536 -D 10
 	show
 	completed
 	echo "lossless: $(jq_get "$IO" .client.result.bw_avg_mbps) Mb/s, boot $(jq_get "$IO" .client.boot_s) s, wall $(jq_get "$IO" .wall_s) s, dst tap dropped $(jq_get "$IO" .server.tap.to_guest.dropped)" >&3
@@ -80,7 +80,7 @@ teardown_file() {
 
 @test "1 % random WAN loss, no longhaul: ib_write_bw completes on go-back-N; the gaps reach the responder" {
 	lh_topo_up two-dc --rtt 2ms --match roce --seed 61 --loss 'random 1%'
-	pair --test ib_write_bw -- -s 65536 -D 10
+	pair_fed --test ib_write_bw -- -s 65536 -D 10
 	show
 	completed
 	echo "1 % loss: $(jq_get "$IO" .client.result.bw_avg_mbps) Mb/s, a2b lost $(jq_get "$IO_W" .a2b.lost) of $(jq_get "$IO_W" .a2b.matched)" >&3

@@ -120,6 +120,41 @@ for path in open tbf; do
 done
 ex rt1 tc qdisc del dev gwb root 2>/dev/null || true
 
+# ---- 1 % of the packets lost between gwa and rt1 (rt1's ingress): goodput, and the
+# credit gwa's flows have left at the end of a run, as a share of rt1's buffer (a lost
+# packet's credit comes back with the answer to the next probe; 1.00: all of it)
+ex rt1 nft -f - <<NFT
+table inet lhcb {
+	chain in {
+		type filter hook prerouting priority -300;
+		iifname "gwa" udp dport 4791 numgen random mod 100 == 0 counter drop
+	}
+}
+NFT
+label="1 % loss gwa->rt1"
+off=$(measure)
+base="credit off, $label"
+add "$base" goodput Gb/s "$(r4 "$(jq .goodput <<<"$off")")" "" null "$RUNS" \
+	"$(r4 "$(jq .spread <<<"$off")")"
+FIRST_BUFFER=256k agents_up --credit-buffer 48k --credit-quantum 12k
+on=$(measure)
+sleep 0.3 # the last probe's answer
+left=$(jq -n --argjson f "$(bpftool -j map dump pinned "/sys/fs/bpf/longhaul/$P-gwa/lh_cr_flow")" \
+	--argjson g "$(bpftool -j map dump pinned "/sys/fs/bpf/longhaul/$P-gwa/lh_cr_grant")" '
+	[$g[] | {k: (.formatted.key // .key | tostring), v: (.formatted.value // .value)} | select(.v.state == 1)] as $gs |
+	[$f[] | {k: (.formatted.key // .key | tostring), v: (.formatted.value // .value)}] as $fs |
+	[$gs[] | . as $x | ($fs[] | select(.k == $x.k) | .v.sent[$x.v.active]) as $sent |
+	 ($x.v.limit[$x.v.active] - $sent) / 49152] | min // 0')
+agents_down
+recovered=$(sed -n 's/.*credit agent: //p' "$TMP/gwa.log" | tail -1 | jq .lost_bytes_recovered)
+ex rt1 nft delete table inet lhcb
+add "credit on (48 KB per flow and hop), $label" goodput Gb/s "$(r4 "$(jq .goodput <<<"$on")")" \
+	"$base" "$(r2 "$(jq .goodput <<<"$on")" "$(jq .goodput <<<"$off")")" "$RUNS" \
+	"$(r4 "$(jq .spread <<<"$on")")"
+add "credit on (48 KB per flow and hop), $label" "credit left after a run / buffer (least flow)" ratio \
+	"$(r4 "$left")" "" null 1 null
+echo "$label: off $off on $on; credit left $left of rt1's buffer, $recovered bytes given back" >&2
+
 # ---- signalling overhead per coalescing quantum (uncongested, buffer 256 KB)
 for q in 8k 16k 64k; do
 	agents_up --credit-buffer 256k --credit-quantum "$q"
@@ -133,5 +168,5 @@ done
 
 printf '%s\n' "${rows[@]}" | jq -s --arg q "$QPS" --arg s "$SECS" '{name: "credit-e2e",
 	title: "Credit-based flow control end to end: goodput on and off, signalling overhead",
-	notes: ("lhperf WRITE, 64 KB messages, MTU 1024, \($q) QPs, \($s) s runs, NIC timeout 268 ms (-t 16), dual-path topology (2 ms per path), longhauld --mode credit on gwa, rt1, rt2, gwb. Goodput ratios are against credit off on the same path in the same run. gwa (first hop of the data) 256 KB per flow (a NIC window of 128 x 1 KB must fit: what a first hop cannot hold passes uncontrolled), the other hops 48 KB (4 flows x 48 KB of credit fit the 200 KB queue of the bottleneck). Signalling: RSVP bytes sent by all four agents together (IPv4 header included: Reserves, heartbeats every R = 50 ms, Path init, End) per data byte delivered; the target is 1 % per link, and three links carry credit for the data."),
+	notes: ("lhperf WRITE, 64 KB messages, MTU 1024, \($q) QPs, \($s) s runs, NIC timeout 268 ms (-t 16), dual-path topology (2 ms per path), longhauld --mode credit on gwa, rt1, rt2, gwb. Goodput ratios are against credit off on the same path in the same run. gwa (first hop of the data) 256 KB per flow (a NIC window of 128 x 1 KB must fit: what a first hop cannot hold passes uncontrolled), the other hops 48 KB (4 flows x 48 KB of credit fit the 200 KB queue of the bottleneck). Lossy case: 1 % of the RoCEv2 packets from gwa dropped at the ingress of rt1 (nftables); credit left: of the flows of gwa at the end of the last run, the least credit left on the path (limit - sent) over the 48 KB rt1 grants (1.00: the probes gave back all the credit the losses took). Signalling: RSVP bytes sent by all four agents together (IPv4 header included: Reserves, heartbeats every R = 50 ms, probes and their answers every R while data flows, R/4 while packets wait for credit, Path init, End) per data byte delivered; the target is 1 % per link, and three links carry credit for the data."),
 	rows: .}'

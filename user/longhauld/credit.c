@@ -16,7 +16,7 @@
  *                  the best answered after R) makes it active; none answered
  *                  within 3R after its last Reserve: failed, the flow moves
  *                  to the best live path; none live for 10R: fail open;
- *                  every R/2 while the flow sends or holds, a probe (a Path
+ *                  every R while the flow sends (R/4 while it holds), a probe (a Path
  *                  with a PROBE Credit) whose answer's Accepted, against what
  *                  we had sent on the path when probing, gives back the
  *                  credit of packets lost on the way (docs/rsvp.md)
@@ -994,9 +994,9 @@ static void tick_up(struct cr_agent *a, struct cr_flow *f, const struct lh_cr_fl
 }
 
 /*
- * Probe the active path every R/2 while the flow sent on it since the last
- * answered probe, or holds packets (credit lost on the way may be what it
- * waits for). An unanswered probe is replaced by the next one.
+ * Probe the active path every R while the flow sent on it since the last
+ * answered probe, every R/4 while it holds packets (credit lost on the way
+ * may be what they wait for). An unanswered probe is replaced by the next.
  */
 static void tick_probe(struct cr_agent *a, struct cr_flow *f, const struct lh_cr_flow *cf,
 		       uint64_t now)
@@ -1011,7 +1011,7 @@ static void tick_probe(struct cr_agent *a, struct cr_flow *f, const struct lh_cr
 		return;
 	if (cf->sent[i] == p->probe_acked_sent && !f->head)
 		return;
-	p->next_probe_ns = now + ms_ns(f->refresh_ms) / 2;
+	p->next_probe_ns = now + ms_ns(f->refresh_ms) / (f->head ? 4 : 1);
 	send_probe(a, f, (int)i, cf->sent[i]);
 }
 

@@ -1265,8 +1265,10 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 	for (unsigned int i = 0; i < CR_BUCKETS; i++)
 		for (struct cr_flow *f = a->buckets[i]; f; f = f->next)
 			for (int j = 0; f->first && f->phase != PH_ENDING && j < f->npaths; j++)
-				if (f->path[j].answered)
+				if (f->path[j].answered) {
+					f->path[j].tries = 0; /* a first End, not a retry */
 					send_end(a, f, j);
+				}
 out:
 	print_counters(a);
 	for (unsigned int i = 0; i < CR_BUCKETS; i++)

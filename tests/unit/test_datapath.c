@@ -613,6 +613,28 @@ static void sentry_v6_forward(void)
 	       "Sentry IPv6: a forwarded Depot-NACK loses its mark, ICRC and UDP checksum still right");
 }
 
+/* The Sentry's echo gap (bpf/lib/sentry.h LH_ECHO_GAP_US) */
+#define ECHO_GAP_US 200
+
+/*
+ * A check of the echo, which holds only if the runs it needs come within the
+ * echo gap: back to back they do, but in an emulated guest on a loaded host
+ * (kernel-check under TCG: 367 us for two runs once) they may not, and then a
+ * failed check is skipped, saying how long the runs took.
+ */
+static bool echo_ok(bool cond, long us, const char *what)
+{
+	char why[64];
+
+	if (!cond && us > ECHO_GAP_US) {
+		snprintf(why, sizeof(why), "the runs took %ld us, past the %d us echo gap", us,
+			 ECHO_GAP_US);
+		tap_skip(why, "%s", what);
+		return true;
+	}
+	return tap_ok(cond, "%s", what);
+}
+
 /*
  * Outside an episode, a resend of PSNs the NIC was told are acknowledged
  * (a lost ACK, a go-back-0 NIC resending a message after a tail loss)
@@ -627,6 +649,7 @@ static void sentry_acked_resend(void)
 	size_t len, len1;
 	int64_t c0, c1;
 	uint32_t b = 9000;
+	char what[160];
 	long us;
 
 	fl.a.v4.s_addr = htonl(0x0a000a09);
@@ -648,14 +671,16 @@ static void sentry_acked_resend(void)
 	xdp("lh_dc_xdp", in1, len1, &r1);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
-	tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
-		       r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
-		       r.p.roce.psn == b + 4 && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
-		       ctr("sentry_ack_echo") == c0 + 1,
-	       "Sentry, no episode: a resend of an acknowledged PSN becomes the ACK (PSN %u) toward the NIC",
-	       b + 4);
-	if (!tap_ok(r1.verdict == XDP_DROP_ && ctr("sentry_acked_drop") == c1 + 1,
-		    "Sentry, no episode: the next acknowledged one right after is dropped and counted"))
+	snprintf(what, sizeof(what),
+		 "Sentry, no episode: a resend of an acknowledged PSN becomes the ACK (PSN %u) toward the NIC",
+		 b + 4);
+	echo_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
+			r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
+			r.p.roce.psn == b + 4 && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
+			ctr("sentry_ack_echo") == c0 + 1,
+		us, what);
+	if (!echo_ok(r1.verdict == XDP_DROP_ && ctr("sentry_acked_drop") == c1 + 1, us,
+		     "Sentry, no episode: the next acknowledged one right after is dropped and counted"))
 		tap_diag("  verdict %u; both runs took %ld us", r1.verdict, us);
 	len = dp_data_frame(&fl, b + 5, in);
 	c0 = ctr("sentry_retx_pass");
@@ -674,6 +699,7 @@ static void sentry_gb0_echo(void)
 	size_t len, len1;
 	int64_t c0, c1;
 	uint32_t b = 7000;
+	char what[160];
 	long us;
 
 	fl.a.v4.s_addr = htonl(0x0a000a07);
@@ -701,15 +727,20 @@ static void sentry_gb0_echo(void)
 	xdp("lh_dc_xdp", in1, len1, &r1);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
-	tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
-		       r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
-		       r.p.roce.psn == b + 6 && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
-		       !memcmp(&r.p.src, &fl.b, 16) && !memcmp(&r.p.dst, &fl.a, 16) &&
-		       lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_ack_echo") == c0 + 1,
-	       "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes that ACK, PSN %u (ICRC valid)",
-	       b + 6);
-	if (!tap_ok(r1.verdict == XDP_DROP_ && ctr("sentry_sr_drop") == c1 + 1,
-		    "gb0: the next replay right after is dropped (one echo per %u us)", 200))
+	snprintf(what, sizeof(what),
+		 "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes that ACK, PSN %u (ICRC valid)",
+		 b + 6);
+	if (!echo_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
+			     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
+			     r.p.roce.psn == b + 6 && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
+			     !memcmp(&r.p.src, &fl.b, 16) && !memcmp(&r.p.dst, &fl.a, 16) &&
+			     lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_ack_echo") == c0 + 1,
+		     us, what))
+		tap_diag("  verdict %u opcode %u psn %u; the runs took %ld us", r.verdict, r.p.roce.opcode,
+			 r.p.roce.psn, us);
+	snprintf(what, sizeof(what), "gb0: the next replay right after is dropped (one echo per %u us)",
+		 ECHO_GAP_US);
+	if (!echo_ok(r1.verdict == XDP_DROP_ && ctr("sentry_sr_drop") == c1 + 1, us, what))
 		tap_diag("  verdict %u; both runs took %ld us", r1.verdict, us);
 	len = dp_data_frame(&fl, b + 7, in);
 	xdp("lh_dc_xdp", in, len, &r);

@@ -160,6 +160,13 @@ struct lh_qp {
 	/* Depot: that round trip into the receiver's DC, smoothed (RFC 6298), us */
 	__u32 d_srtt_us;
 	__u32 d_rttvar_us;
+	/*
+	 * Sentry: recoveries the watchdog gave up since one last ended by the
+	 * receiver's ACK: each doubles the next one's watchdog (at most
+	 * LH_WATCHDOG_BACKOFF_MAX times)
+	 */
+	__u32 s_wd_fired;
+	__u32 pad2;
 };
 
 /*

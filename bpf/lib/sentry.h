@@ -69,6 +69,23 @@ enum sentry_action {
  */
 #define LH_REPLAY_GAP_NS 2000000ULL
 
+/*
+ * The watchdog of a QP's recovery: the configured time, or this many of the
+ * QP's round-trip timeouts (as the Sentry measures them) when that is longer.
+ * A receiver slowed down by load answers everything late, recoveries too:
+ * given up after a fixed time, each would let the NIC's whole go-back-N
+ * replay through as duplicates and slow it down further (64 QPs on 2 cores:
+ * 1428 watchdogs and 2045 NIC timeouts in a run that collapsed).
+ */
+#define LH_WATCHDOG_RTOS 4
+/*
+ * ... and doubled for each recovery of the QP it gave up since the last one
+ * the receiver's ACK ended, at most this many times: a recovery that keeps
+ * getting stuck is a receiver that keeps being slow, not a state gone wrong
+ * (that one the first watchdog clears)
+ */
+#define LH_WATCHDOG_BACKOFF_MAX 4
+
 /* Missing-PSN bitmap (s_missing from s_base) */
 static __always_inline bool sentry_is_missing(const struct lh_qp *qp, __u32 psn, bool *outside)
 {
@@ -307,7 +324,18 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	lh_qp_paired(qp, &key);
 	/* only a QP in a recovery can be stuck */
 	busy = READ_ONCE(qp->flags) & LH_QPF_SENTRY_BUSY;
-	watchdog_ns = busy ? (__u64)cfg->watchdog_ms * 1000000 : 0;
+	watchdog_ns = 0;
+	if (busy && cfg->watchdog_ms) {
+		__u64 rtos_ns = (__u64)LH_WATCHDOG_RTOS * 1000 *
+				lh_rto_us(READ_ONCE(qp->s_srtt_us), READ_ONCE(qp->s_rttvar_us));
+
+		__u32 fired = READ_ONCE(qp->s_wd_fired);
+
+		watchdog_ns = (__u64)cfg->watchdog_ms * 1000000;
+		if (rtos_ns > watchdog_ns)
+			watchdog_ns = rtos_ns;
+		watchdog_ns <<= fired < LH_WATCHDOG_BACKOFF_MAX ? fired : LH_WATCHDOG_BACKOFF_MAX;
+	}
 
 	bpf_spin_lock(&qp->lock);
 	/*
@@ -322,6 +350,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		qp->flags &= ~(LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY);
 		qp->last_progress_ns = now;
 		qp->s_rtt_tx_ns = 0;
+		qp->s_wd_fired++;
 		watchdog_ns = 0; /* says it fired */
 	}
 	d = psn_diff(psn, qp->s_next);
@@ -558,6 +587,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		if ((qp->flags & LH_QPF_EPISODE) && psn_diff(upto, qp->s_end) >= 0 &&
 		    !(qp->flags & LH_QPF_NAK_DEFERRED) && !owed) {
 			sentry_episode_stop(qp);
+			qp->s_wd_fired = 0; /* a recovery the receiver's ACK ended */
 			act = SENTRY_ACK_END;
 		}
 		/* gateway recovery: all acknowledged, nothing owed, copies again */

@@ -30,17 +30,10 @@ QPS=${CREDIT_BENCH_QPS:-4}
 TOPO=topologies/dual-path.sh
 NODES=(gwa rt1 rt2 gwb)
 
-routes() {
-	case $1 in
-	gwa) echo --dc dc --credit-route 10.2.0.0/24,10.0.1.2,wan1 --credit-route 10.2.0.0/24,10.0.2.2,wan2 ;;
-	gwb) echo --dc dc --credit-route 10.1.0.0/24,10.0.11.1,wan1 --credit-route 10.1.0.0/24,10.0.12.1,wan2 ;;
-	rt1) echo --credit-route 10.2.0.0/24,10.0.11.2,gwb --credit-route 10.1.0.0/24,10.0.1.1,gwa ;;
-	rt2) echo --credit-route 10.2.0.0/24,10.0.12.2,gwb --credit-route 10.1.0.0/24,10.0.2.1,gwa ;;
-	esac
-}
-
 # shellcheck source=tests/bench/lib.sh
 . tests/bench/lib.sh
+# shellcheck source=topologies/dual-path-credit.sh
+. topologies/dual-path-credit.sh
 
 # agents_up [LONGHAULD OPTIONS]: longhauld --mode credit on the four hops; FIRST_BUFFER
 # (if set) is gwa's buffer: the data's first hop faces NICs nothing throttles, so it must
@@ -52,7 +45,7 @@ agents_up() {
 		first=()
 		case $n in gwa) [ -z "${FIRST_BUFFER:-}" ] || first=(--credit-buffer "$FIRST_BUFFER") ;; esac
 		# shellcheck disable=SC2046
-		agent_start "$n" --mode credit --instance "$P-$n" $(routes "$n") "$@" "${first[@]}"
+		agent_start "$n" --mode credit --instance "$P-$n" $(dual_path_credit_routes "$n") "$@" "${first[@]}"
 	done
 	agents_wait "${NODES[@]}"
 }
@@ -123,14 +116,7 @@ ex rt1 tc qdisc del dev gwb root 2>/dev/null || true
 # ---- 1 % of the packets lost between gwa and rt1 (rt1's ingress): goodput, and the
 # credit gwa's flows have left at the end of a run, as a share of rt1's buffer (a lost
 # packet's credit comes back with the answer to the next probe; 1.00: all of it)
-ex rt1 nft -f - <<NFT
-table inet lhcb {
-	chain in {
-		type filter hook prerouting priority -300;
-		iifname "gwa" udp dport 4791 numgen random mod 100 == 0 counter drop
-	}
-}
-NFT
+dual_path_rt1_loss lhcb | ex rt1 nft -f -
 label="1 % loss gwa->rt1"
 off=$(measure)
 base="credit off, $label"

@@ -8,6 +8,8 @@
 
 load helpers
 load lr2-helpers
+# shellcheck source=topologies/dual-path-credit.sh
+source "$LH_ROOT/topologies/dual-path-credit.sh"
 
 CR_R=50 # heartbeat R, ms: H = 3R
 
@@ -35,16 +37,6 @@ teardown() {
 	lh_exec gwb ip route replace 10.1.0.0/24 via 10.0.11.1 metric 10 2>/dev/null || true
 }
 
-# the credit routes of each hop: both paths toward the far DC, primary first
-cr_args() {
-	case $1 in
-	gwa) echo --dc dc --credit-route 10.2.0.0/24,10.0.1.2,wan1 --credit-route 10.2.0.0/24,10.0.2.2,wan2 ;;
-	gwb) echo --dc dc --credit-route 10.1.0.0/24,10.0.11.1,wan1 --credit-route 10.1.0.0/24,10.0.12.1,wan2 ;;
-	rt1) echo --credit-route 10.2.0.0/24,10.0.11.2,gwb --credit-route 10.1.0.0/24,10.0.1.1,gwa ;;
-	rt2) echo --credit-route 10.2.0.0/24,10.0.12.2,gwb --credit-route 10.1.0.0/24,10.0.2.1,gwa ;;
-	esac
-}
-
 # cr_agents_up [LONGHAULD OPTIONS]: longhauld --mode credit on the four hops
 # (CR_EXTRA_<node> adds options to one)
 cr_agents_up() {
@@ -52,7 +44,7 @@ cr_agents_up() {
 	for n in gwa rt1 rt2 gwb; do
 		# shellcheck disable=SC2046
 		lh_bg "$LH_PREFIX-$n" "$BATS_TEST_TMPDIR/$n.log" "$LH_BIN/longhauld" --mode credit \
-			--instance "$LH_PREFIX-$n" --heartbeat "${CR_R}ms" $(cr_args "$n") "$@" \
+			--instance "$LH_PREFIX-$n" --heartbeat "${CR_R}ms" $(dual_path_credit_routes "$n") "$@" \
 			$(eval echo "\${CR_EXTRA_$n:-}") >"$BATS_TEST_TMPDIR/$n.pid"
 	done
 	for n in gwa rt1 rt2 gwb; do
@@ -218,14 +210,7 @@ open_credit() {
 	# 1 % of the RoCEv2 packets gwa sends rt1 are lost on the way (rt1's ingress):
 	# gwa charged them, rt1 never forwards them, so its Reserves never return their
 	# credit; without the probes every loss shrinks the flow's window for good
-	lh_exec rt1 nft -f - <<NFT
-table inet lhcr {
-	chain in {
-		type filter hook prerouting priority -300;
-		iifname "gwa" udp dport 4791 numgen random mod 100 == 0 counter drop
-	}
-}
-NFT
+	dual_path_rt1_loss lhcr | lh_exec rt1 nft -f -
 	cr_agents_up --credit-buffer 128k --credit-quantum 16k
 	cr_xfer --qps 2 -n 100 -t 12
 	lr2_show

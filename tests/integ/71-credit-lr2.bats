@@ -10,6 +10,8 @@
 
 load helpers
 load lr2-helpers
+# shellcheck source=topologies/dual-path-credit.sh
+source "$LH_ROOT/topologies/dual-path-credit.sh"
 
 CR_R=50 # heartbeat R, ms: H = 3R
 LR2_OPTS=(--wan-rtt 4ms --pool-slots 4096)
@@ -82,22 +84,12 @@ lr2_up() {
 	done
 }
 
-# the credit routes of each hop: both paths toward the far DC, primary first
-cr_args() {
-	case $1 in
-	gwa) echo --dc dc --credit-route 10.2.0.0/24,10.0.1.2,wan1 --credit-route 10.2.0.0/24,10.0.2.2,wan2 ;;
-	gwb) echo --dc dc --credit-route 10.1.0.0/24,10.0.11.1,wan1 --credit-route 10.1.0.0/24,10.0.12.1,wan2 ;;
-	rt1) echo --credit-route 10.2.0.0/24,10.0.11.2,gwb --credit-route 10.1.0.0/24,10.0.1.1,gwa ;;
-	rt2) echo --credit-route 10.2.0.0/24,10.0.12.2,gwb --credit-route 10.1.0.0/24,10.0.2.1,gwa ;;
-	esac
-}
-
 # credit on the four hops (CR_EXTRA_<node> adds options to one)
 cr_up() {
 	local n
 	for n in gwa rt1 rt2 gwb; do
 		# shellcheck disable=SC2046
-		agent_up "$n-cr" "$n" --mode credit --heartbeat "${CR_R}ms" $(cr_args "$n") "$@" \
+		agent_up "$n-cr" "$n" --mode credit --heartbeat "${CR_R}ms" $(dual_path_credit_routes "$n") "$@" \
 			$(eval echo "\${CR_EXTRA_$n:-}")
 	done
 }
@@ -106,13 +98,7 @@ cr_up() {
 
 # gw_stats NAME: the LR2 counters of agent NAME ({name: value}); {} when it does not run
 gw_stats() {
-	local out
-	if [ -s "$BATS_TEST_TMPDIR/$1.pid" ] &&
-	   out=$(timeout 30 "$LH_BIN/longhaul" -j --instance "$LH_PREFIX-$1" stats); then
-		jq -c '.counters | map_values(.value)' <<<"$out"
-	else
-		echo '{}'
-	fi
+	lr2_stats "$1" "$BATS_TEST_TMPDIR"
 }
 
 # cr_stats NAME: lh_cr_stats of credit agent NAME, summed over CPUs

@@ -61,11 +61,12 @@ lr2_agents_down() {
 	return $rc
 }
 
-# lr2_stats GW: every counter of gateway GW (gwa, gwb) as {name: value}; {}
-# when no agent runs there (a run without longhaul)
+# lr2_stats GW [DIR]: every counter of gateway GW (gwa, gwb; the agent
+# $LH_PREFIX-GW, its pid in DIR/GW.pid, default $BATS_FILE_TMPDIR) as
+# {name: value}; {} when no agent runs there (a run without longhaul)
 lr2_stats() {
 	local out
-	if [ -s "$BATS_FILE_TMPDIR/$1.pid" ] &&
+	if [ -s "${2:-$BATS_FILE_TMPDIR}/$1.pid" ] &&
 	   out=$(timeout 30 "$LH_BIN/longhaul" -j --instance "$LH_PREFIX-$1" stats); then
 		jq -c '.counters | map_values(.value)' <<<"$out"
 	else

@@ -159,23 +159,20 @@ if [ -n "$LH_LONGHAULD" ]; then
 	kill -0 $plr2 2>/dev/null && kill -0 $pcr 2>/dev/null && alive=1
 	emit "LH-LHD-ALIVE coexist $alive"
 	emit "LH-LHD-ALIVE coexist-lr2 $alive"
-	kill -TERM $pcr 2>/dev/null
-	wait $pcr
-	emit "LH-LHD-RC coexist $?"
-	strip_log </tmp/lhd-cr | sed "s/^/LH-LHD coexist /" >>$OUT
-	for d in lhdc lhwan; do
-		for h in ingress egress; do
-			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-AFTER coexist $d $h /" >>$OUT
+	# stop_coexist MODE PID LOG: SIGTERM one of the two, its exit status and
+	# log, and the filters left on both interfaces
+	stop_coexist() {
+		kill -TERM $2 2>/dev/null
+		wait $2
+		emit "LH-LHD-RC $1 $?"
+		strip_log <$3 | sed "s/^/LH-LHD $1 /" >>$OUT
+		for d in lhdc lhwan; do
+			for h in ingress egress; do
+				tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-AFTER $1 $d $h /" >>$OUT
+			done
 		done
-	done
-	kill -TERM $plr2 2>/dev/null
-	wait $plr2
-	emit "LH-LHD-RC coexist-lr2 $?"
-	strip_log </tmp/lhd-lr2 | sed "s/^/LH-LHD coexist-lr2 /" >>$OUT
-	for d in lhdc lhwan; do
-		for h in ingress egress; do
-			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-AFTER coexist-lr2 $d $h /" >>$OUT
-		done
-	done
+	}
+	stop_coexist coexist $pcr /tmp/lhd-cr
+	stop_coexist coexist-lr2 $plr2 /tmp/lhd-lr2
 fi
 finish

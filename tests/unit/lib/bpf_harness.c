@@ -279,44 +279,38 @@ int lh_harness_run_tc(struct lh_harness *h, const char *prog, const void *in, si
 	return lh_harness_run_skb(h, prog, in, in_len, &skb, verdict, out, out_len);
 }
 
-int lh_harness_run_skb(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
-		       const struct __sk_buff *ctx, uint32_t *verdict, void *out, size_t *out_len)
+/* One BPF_PROG_TEST_RUN of program prog on a frame, with its context ctx */
+static int run_once(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
+		    void *ctx, size_t ctx_len, uint32_t *verdict, void *out, size_t *out_len)
 {
 	struct bpf_program *p = find_prog(h, prog);
-	struct __sk_buff skb = *ctx;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (uint32_t)in_len,
 		    .data_out = out, .data_size_out = (uint32_t)*out_len, .repeat = 1,
-		    .ctx_in = &skb, .ctx_size_in = sizeof(skb));
-	int err;
+		    .ctx_in = ctx, .ctx_size_in = (uint32_t)ctx_len);
 
 	if (!p)
 		return -ENOENT;
-	err = bpf_prog_test_run_opts(bpf_program__fd(p), &opts);
-	if (err)
+	if (bpf_prog_test_run_opts(bpf_program__fd(p), &opts))
 		return -errno;
 	*verdict = opts.retval;
 	*out_len = opts.data_size_out;
 	return 0;
 }
 
+int lh_harness_run_skb(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
+		       const struct __sk_buff *ctx, uint32_t *verdict, void *out, size_t *out_len)
+{
+	struct __sk_buff skb = *ctx;
+
+	return run_once(h, prog, in, in_len, &skb, sizeof(skb), verdict, out, out_len);
+}
+
 int lh_harness_run_xdp(struct lh_harness *h, const char *prog, const void *in, size_t in_len,
 		       uint32_t ingress_ifindex, uint32_t *verdict, void *out, size_t *out_len)
 {
-	struct bpf_program *p = find_prog(h, prog);
 	struct xdp_md md = { .data_end = (uint32_t)in_len, .ingress_ifindex = ingress_ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (uint32_t)in_len,
-		    .data_out = out, .data_size_out = (uint32_t)*out_len, .repeat = 1,
-		    .ctx_in = &md, .ctx_size_in = sizeof(md));
-	int err;
 
-	if (!p)
-		return -ENOENT;
-	err = bpf_prog_test_run_opts(bpf_program__fd(p), &opts);
-	if (err)
-		return -errno;
-	*verdict = opts.retval;
-	*out_len = opts.data_size_out;
-	return 0;
+	return run_once(h, prog, in, in_len, &md, sizeof(md), verdict, out, out_len);
 }
 
 struct bpf_object *lh_harness_obj(struct lh_harness *h)

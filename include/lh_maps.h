@@ -69,6 +69,16 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
  * unchanged until the agent forgets the entry; the next packet learns it anew
  */
 #define LH_QPF_STALE 0x1000
+/*
+ * Sentry: s_una is the receiver's, put there by an ACK or a Depot-NACK the
+ * Sentry saw and took in. Until then it is the first PSN seen, a guess: a
+ * QP learned mid-flight (an agent started during a transfer, a QPN reused)
+ * may have PSNs before it unacknowledged, so the Sentry neither NAKs a gap
+ * (a NAK acknowledges what precedes it) nor drops a resend as acknowledged.
+ */
+#define LH_QPF_S_SYNCED 0x2000
+/* Sentry: s_acked holds the receiver's own highest ACK point */
+#define LH_QPF_S_ACKED 0x4000
 /* Sentry: any of these makes it filter or hold back; the watchdog clears them */
 #define LH_QPF_SENTRY_BUSY \
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \
@@ -166,7 +176,20 @@ struct lh_qp {
 	 * LH_WATCHDOG_BACKOFF_MAX times)
 	 */
 	__u32 s_wd_fired;
-	__u32 pad2;
+	/*
+	 * Sentry: one past the highest PSN the receiver's own ACKs acknowledged
+	 * (LH_QPF_S_ACKED): a Depot-NACK before it is stale (reordered on the
+	 * WAN, or forged), and so is a Depot report
+	 */
+	__u32 s_acked;
+	/*
+	 * Sentry: ePSN of the newest Depot report taken in: a report with a
+	 * later ePSN is newer whatever its seq says (the Depot's ePSN never
+	 * goes back), so one report with a forged seq cannot make the Depot's
+	 * own look stale for longer than its ePSN stands still
+	 */
+	__u32 s_report_epsn;
+	__u32 pad3;
 };
 
 /*

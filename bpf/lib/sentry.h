@@ -183,17 +183,65 @@ static __always_inline void sentry_rtt_ack(struct lh_qp *qp, __u32 upto, __u64 n
 	qp->s_rtt_samples++;
 }
 
+enum sentry_bound {
+	SENTRY_IN_WINDOW,
+	SENTRY_UNSENT, /* names PSNs the Sentry never forwarded */
+	SENTRY_STALE, /* a Depot-NACK before the receiver's ACK point */
+};
+
 /*
- * The receiver acknowledged PSNs the Sentry never saw leave (a copy that
- * reached it some other way, e.g. before the QP was paired): the NIC's next
- * new PSN cannot be older than that. Under the lock.
+ * Whether an ACK, NAK or Depot-NACK (AETH syndrome syn, BTH byte 4 b4, PSN
+ * psn, Depot-NACK range len) names only what this Sentry forwarded. An ACK
+ * of psn says the receiver has psn; a NAK names the PSN the receiver expects
+ * next, at most s_next; a Depot-NACK's missing range [psn, psn + len) lies
+ * before a PSN the Depot received. Anything beyond is forged, or data that
+ * reached the receiver without crossing this gateway: the NIC judges it
+ * (it ignores an ACK of PSNs it never sent), the QP is left as it was. A
+ * Depot-NACK before the receiver's own ACK point says less than that ACK
+ * did (reordered on the WAN). Under the lock.
  */
-static __always_inline void sentry_resync(struct lh_qp *qp)
+static __always_inline enum sentry_bound sentry_ack_bound(const struct lh_qp *qp, __u8 syn, __u8 b4,
+							  __u32 psn, __u32 len)
 {
-	if (psn_diff(qp->s_una, qp->s_next) > 0) {
-		qp->s_next = qp->s_una;
-		qp->flags &= ~LH_QPF_SNAK_SENT;
+	bool dnack = syn == AETH_NAK_PSN_SEQ_ERROR && (b4 & LH_DNACK_MARK);
+	__s32 ahead;
+
+	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK)
+		ahead = psn_diff(psn_add(psn, 1), qp->s_next);
+	else if (dnack)
+		ahead = psn_diff(psn_add(psn, len), qp->s_next);
+	else
+		ahead = psn_diff(psn, qp->s_next);
+	if (ahead > 0)
+		return SENTRY_UNSENT;
+	if (dnack && (qp->flags & LH_QPF_S_ACKED) && psn_diff(psn, qp->s_acked) < 0)
+		return SENTRY_STALE;
+	return SENTRY_IN_WINDOW;
+}
+
+/*
+ * The receiver has every PSN before upto (an ACK, or a Depot-NACK's PSN):
+ * s_una moves there. Until the first such statement s_una is only the first
+ * PSN seen (LH_QPF_S_SYNCED clear), so the first one sets it, behind the
+ * guess too (a QP learned mid-flight), unless it is from another connection
+ * (as far behind as lh_qp_stale() says). Returns whether s_una moved on.
+ * Under the lock.
+ */
+static __always_inline bool sentry_una_set(struct lh_qp *qp, __u32 upto)
+{
+	__s32 d = psn_diff(upto, qp->s_una);
+
+	if (!(qp->flags & LH_QPF_S_SYNCED)) {
+		if (d <= -LH_QP_STALE_BACK)
+			return false;
+		qp->flags |= LH_QPF_S_SYNCED;
+		qp->s_una = upto;
+		return d > 0;
 	}
+	if (d <= 0)
+		return false;
+	qp->s_una = upto;
+	return true;
 }
 
 /*
@@ -366,11 +414,14 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			sentry_episode_stop(qp);
 		act = SENTRY_PASS_NEW;
 	} else if (d > 0) {
-		if (!(qp->flags & LH_QPF_PAIRED)) {
+		if ((qp->flags & (LH_QPF_PAIRED | LH_QPF_S_SYNCED)) !=
+		    (LH_QPF_PAIRED | LH_QPF_S_SYNCED)) {
 			/*
-			 * No NAK possible before the first ACK: the gap goes over
-			 * the WAN and the Depot recovers it as a WAN loss (it holds
-			 * and NACKs once paired). For the filter, all of it was sent.
+			 * No NAK possible before the first ACK (no requester QPN,
+			 * and no receiver's point to NAK from: a NAK acknowledges
+			 * what precedes it): the gap goes over the WAN and the
+			 * Depot recovers it as a WAN loss (it holds and NACKs once
+			 * paired). For the filter, all of it was sent.
 			 */
 			qp->s_next = psn_add(psn, 1);
 			act = SENTRY_UNPAIRED;
@@ -441,7 +492,8 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		if (!tail)
 			sentry_rtt_hole(qp, psn);
 		act = SENTRY_RETX_PASS;
-		if (psn_diff(psn, qp->s_una) < 0) {
+		/* s_una is the receiver's only once an ACK or Depot-NACK said so */
+		if ((qp->flags & LH_QPF_S_SYNCED) && psn_diff(psn, qp->s_una) < 0) {
 			/*
 			 * Not a loss: the NIC was told already (an ACK, or a NAK
 			 * beyond it) that the receiver has this PSN; the ACK was
@@ -530,6 +582,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 {
 	enum sentry_ack_action act = SENTRY_ACK_PASS;
 	__u32 psn = p->psn, len, i, upto = 0, freed_upto = 0;
+	enum sentry_bound bound;
 	struct lh_qp_key ack_key, dkey;
 	bool cached = false, resumed = false;
 	__u8 syn = p->syndrome, b4 = p->byte4;
@@ -553,6 +606,14 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	}
 
 	bpf_spin_lock(&qp->lock);
+	bound = sentry_ack_bound(qp, syn, b4, psn, len);
+	if (bound != SENTRY_IN_WINDOW) {
+		bpf_spin_unlock(&qp->lock);
+		if (bound == SENTRY_STALE)
+			return lh_drop(st, LH_STAT_SENTRY_DNACK_STALE);
+		lh_count(st, LH_STAT_SENTRY_ACK_UNSENT);
+		return XDP_PASS;
+	}
 	qp->msn = p->msn;
 	/* the way back to the Depot: the agent's gateway re-sends take it */
 	__builtin_memcpy(qp->wan_peer_mac, p->smac, 6);
@@ -560,14 +621,15 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	qp->wan_ifindex = ctx->ingress_ifindex; /* ... out of the interface the ACKs come by */
 	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		upto = psn_add(psn, 1);
-		if (psn_diff(upto, qp->s_una) > 0) {
-			qp->s_una = upto;
+		if (!(qp->flags & LH_QPF_S_ACKED) || psn_diff(upto, qp->s_acked) > 0)
+			qp->s_acked = upto;
+		qp->flags |= LH_QPF_S_ACKED;
+		if (sentry_una_set(qp, upto)) {
 			qp->last_progress_ns = now;
 			/* copies to free: only when the ACK point moved (below) */
 			freed_upto = upto;
 		}
 		sentry_rtt_ack(qp, upto, now);
-		sentry_resync(qp);
 		/* rxe ends a retry on an ACK from its rewind point on */
 		if ((qp->flags & LH_QPF_NIC_RETRY) && psn_diff(psn, qp->s_retry_psn) >= 0) {
 			qp->flags &= ~LH_QPF_NIC_RETRY;
@@ -607,9 +669,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		}
 		qp->flags |= LH_QPF_EPISODE;
 		sentry_rtt_hole(qp, psn);
-		if (psn_diff(psn, qp->s_una) > 0)
-			qp->s_una = psn; /* a NAK acknowledges what precedes it */
-		sentry_resync(qp);
+		sentry_una_set(qp, psn); /* a NAK acknowledges what precedes it */
 		for (i = 0; i < LH_DNACK_MAX_RANGE; i++) {
 			if (i >= len)
 				break;
@@ -768,15 +828,27 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 
 	now = (r.flags & bpf_htons(LH_REPORT_F_SACK)) ? bpf_ktime_get_ns() : 0;
 	bpf_spin_lock(&qp->lock);
-	/* an older report overtaken by a newer one on the WAN says less: ignored */
-	if (!lh_report_seq_newer(bpf_ntohl(r.seq), qp->s_report_seq)) {
+	/*
+	 * [ePSN, ePSN_D) are PSNs this Sentry forwarded, from the receiver's
+	 * ACK point on: anything else is forged (or older than that ACK)
+	 */
+	if (psn_diff(psn_add(epsn, n), qp->s_next) > 0 ||
+	    ((qp->flags & LH_QPF_S_ACKED) && psn_diff(epsn, qp->s_acked) < 0)) {
 		bpf_spin_unlock(&qp->lock);
-		lh_count(st, LH_STAT_SENTRY_REPORT_STALE);
-		lh_count(st, LH_STAT_DROP);
-		return XDP_DROP;
+		return lh_drop(st, LH_STAT_SENTRY_REPORT_UNSENT);
+	}
+	/*
+	 * An older report overtaken by a newer one on the WAN says less:
+	 * ignored. A later ePSN is newer whatever the seq.
+	 */
+	if (!lh_report_seq_newer(bpf_ntohl(r.seq), qp->s_report_seq) &&
+	    psn_diff(epsn, qp->s_report_epsn) <= 0) {
+		bpf_spin_unlock(&qp->lock);
+		return lh_drop(st, LH_STAT_SENTRY_REPORT_STALE);
 	}
 	if (r.seq)
 		qp->s_report_seq = bpf_ntohl(r.seq);
+	qp->s_report_epsn = epsn;
 	if (now) {
 		/* a T/C-SACK report, for the agent's silence rule (no report within 2T) */
 		qp->s_sack_ns = now;

@@ -49,6 +49,14 @@ static __always_inline void lh_count_n(struct lh_stats *st, enum lh_stat s, __u6
 		((__u64 *)st)[s] += n;
 }
 
+/* An XDP drop on purpose: counted under its reason and as a drop */
+static __always_inline int lh_drop(struct lh_stats *st, enum lh_stat reason)
+{
+	lh_count(st, reason);
+	lh_count(st, LH_STAT_DROP);
+	return XDP_DROP;
+}
+
 static __always_inline void lh_count_opcode(__u8 opcode)
 {
 	struct lh_opcode_stats *st;

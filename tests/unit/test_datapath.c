@@ -850,41 +850,51 @@ static void sentry(void)
 			dp_pair(h, &fl);
 	}
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_SENTRY) &&
-		       qp.s_next == b + 3,
-	       "Sentry: data from the DC learned, in-order packets pass");
+		       qp.s_next == b + 3 && !(qp.flags & LH_QPF_S_SYNCED),
+	       "Sentry: data from the DC learned, in-order packets pass; no receiver's ACK point yet");
+
+	/* the receiver's first ACK (of b) gives the Sentry its ACK point */
+	len = dp_ack_frame(&fl, b, 0x1f, 0, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s_una == b + 1 &&
+		       qp.s_acked == b + 1 &&
+		       (qp.flags & (LH_QPF_S_SYNCED | LH_QPF_S_ACKED)) ==
+			       (LH_QPF_S_SYNCED | LH_QPF_S_ACKED),
+	       "Sentry: the receiver's first ACK sets its ACK point (s_una, s_acked)");
 
 	len = dp_data_frame(&fl, b + 4, in); /* b+3 lost inside the sender DC */
 	c0 = ctr("sentry_nack");
 	xdp("lh_dc_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 	     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x60 &&
-	     r.p.roce.psn == b && r.p.roce.dqpn == DP_QP_S && r.p.roce.byte4 == 0 &&
+	     r.p.roce.psn == b + 1 && r.p.roce.dqpn == DP_QP_S && r.p.roce.byte4 == 0 &&
 	     !memcmp(&r.p.src, &fl.b, 4) && lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_nack") == c0 + 1;
 	tap_ok(ok, "Sentry: a gap in what the NIC sends: Sentry-NACK straight back, PSN = the receiver's ACK point %u (a NAK acknowledges what precedes it)",
-	       b);
+	       b + 1);
 
 	len = dp_data_frame(&fl, b + 5, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_DROP_, "Sentry: later packets of the gap dropped until the NIC rewinds");
 	{
-		/* the NIC goes back to b: what crossed already is dropped, b+3 on passes */
-		static const int want[] = { XDP_DROP_, XDP_DROP_, XDP_DROP_, XDP_PASS_, XDP_PASS_, XDP_PASS_ };
+		/* the NIC goes back to b+1: what crossed already is dropped, b+3 on passes */
+		static const int want[] = { XDP_DROP_, XDP_DROP_, XDP_PASS_, XDP_PASS_, XDP_PASS_ };
 
 		ok = true;
-		for (p = b; p < b + 6; p++) {
+		for (p = b + 1; p < b + 6; p++) {
 			len = dp_data_frame(&fl, p, in);
 			xdp("lh_dc_xdp", in, len, &r);
-			ok &= (int)r.verdict == want[p - b];
+			ok &= (int)r.verdict == want[p - b - 1];
 		}
 	}
 	tap_ok(ok && dp_qp_get(h, &fl, &qp) && qp.s_next == b + 6,
-	       "Sentry: the NIC's resend: %u..%u (crossed already) dropped, %u on pass", b, b + 2, b + 3);
+	       "Sentry: the NIC's resend: %u..%u (crossed already) dropped, %u on pass", b + 1,
+	       b + 2, b + 3);
 
-	/* the receiver acknowledges b: the NIC's retry is over, it takes NAKs again */
-	len = dp_ack_frame(&fl, b, 0x1f, 0, 0, in);
+	/* the receiver acknowledges b+1: the NIC's retry is over, it takes NAKs again */
+	len = dp_ack_frame(&fl, b + 1, 0x1f, 0, 0, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_NIC_RETRY) &&
-		       qp.s_una == b + 1,
+		       qp.s_una == b + 2,
 	       "Sentry: an ACK from the rewind point on ends the NIC's retry");
 
 	/* Depot-NACKs on a fresh QP: b .. b+5 sent in order, b+1 and b+2 lost on the WAN */
@@ -1029,6 +1039,187 @@ static void sentry(void)
 	       "Sentry: the far NIC's ACK frees the copies it covers");
 }
 
+/* A run of lh_wan_xdp leaves the QP as it was: every field a packet from the WAN may change */
+static bool qp_untouched(const struct lh_qp *a, const struct lh_qp *b)
+{
+	return a->flags == b->flags && a->s_una == b->s_una && a->s_next == b->s_next &&
+	       a->s_acked == b->s_acked && a->s_base == b->s_base && a->msn == b->msn &&
+	       a->s_retry_psn == b->s_retry_psn && a->s_report_seq == b->s_report_seq &&
+	       !memcmp(a->s_missing, b->s_missing, sizeof(a->s_missing)) &&
+	       a->wan_ifindex == b->wan_ifindex;
+}
+
+/*
+ * What comes from the WAN moves a Sentry QP only within what the Sentry
+ * forwarded: an ACK, NAK or Depot-NACK naming a PSN never sent passes
+ * unchanged (the NIC judges it, as without longhaul) and leaves the QP as
+ * it was; a Depot-NACK before the receiver's ACK point is dropped as stale;
+ * a report naming PSNs never sent, or before that point, is dropped; a
+ * report with a forged seq is undone by the Depot's next one with a later
+ * ePSN. b .. b+9 sent, the receiver has b .. b+3.
+ */
+static void sentry_bounds(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp q0, q1;
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 12000;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(0x0a000a0d);
+	sentry_sent(&fl, b, 10);
+	len = dp_ack_frame(&fl, b + 3, 0x1f, 0, 7, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_qp_get(h, &fl, &q0);
+
+	len = dp_ack_frame(&fl, b + 10, 0x1f, 0, 99, in);
+	c0 = ctr("sentry_ack_unsent");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = r.verdict == XDP_PASS_ && r.p.roce.psn == b + 10 &&
+	     ctr("sentry_ack_unsent") == c0 + 1 && dp_qp_get(h, &fl, &q1) &&
+	     qp_untouched(&q0, &q1) && q1.s_una == b + 4 && q1.msn == 7;
+	tap_ok(ok,
+	       "bounds: an ACK of PSN %u (never sent) passes unchanged to the NIC, counted; the QP "
+	       "as it was (s_una %u, MSN 7)",
+	       b + 10, b + 4);
+	if (!ok)
+		tap_diag("  verdict %u, s_una %u s_next %u msn %u", r.verdict, q1.s_una, q1.s_next,
+			 q1.msn);
+
+	len = dp_data_frame(&fl, b + 5, in);
+	c0 = ctr("sentry_retx_pass");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_retx_pass") == c0 + 1,
+	       "bounds: after it the NIC's resend of PSN %u (not acknowledged) still crosses",
+	       b + 5);
+	dp_qp_get(h, &fl, &q0);
+
+	len = dp_ack_frame(&fl, b + 11, 0x60, 0, 7, in);
+	c0 = ctr("sentry_ack_unsent");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_ack_unsent") == c0 + 1 &&
+		       dp_qp_get(h, &fl, &q1) && qp_untouched(&q0, &q1),
+	       "bounds: a NAK of PSN %u (beyond the next one sent) passes unchanged, counted; the "
+	       "QP as it was",
+	       b + 11);
+
+	len = dp_ack_frame(&fl, b + 8, 0x60, LH_DNACK_MARK | 3, 7, in);
+	c0 = ctr("sentry_ack_unsent");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.byte4 == (LH_DNACK_MARK | 3) &&
+		       ctr("sentry_ack_unsent") == c0 + 1 && dp_qp_get(h, &fl, &q1) &&
+		       qp_untouched(&q0, &q1) && !(q1.flags & LH_QPF_EPISODE),
+	       "bounds: a Depot-NACK of %u..%u (past the last PSN sent) passes unchanged, counted; "
+	       "no recovery begins",
+	       b + 8, b + 11);
+
+	len = dp_ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK, 7, in);
+	c0 = ctr("sentry_dnack_stale");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_stale") == c0 + 1 &&
+		       dp_qp_get(h, &fl, &q1) && qp_untouched(&q0, &q1),
+	       "bounds: a Depot-NACK of PSN %u, before the receiver's ACK point %u: dropped as "
+	       "stale, counted; the QP as it was",
+	       b + 2, b + 4);
+
+	len = dp_report_frame(&fl, b + 5, 20, 0, in);
+	c0 = ctr("sentry_report_unsent");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = r.verdict == XDP_DROP_ && ctr("sentry_report_unsent") == c0 + 1 &&
+	     dp_qp_get(h, &fl, &q1) && qp_untouched(&q0, &q1);
+	len = dp_report_frame(&fl, b + 1, 3, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	ok &= r.verdict == XDP_DROP_ && ctr("sentry_report_unsent") == c0 + 2 &&
+	      dp_qp_get(h, &fl, &q1) && qp_untouched(&q0, &q1);
+	tap_ok(ok,
+	       "bounds: reports of %u..%u (never sent) and of %u..%u (before the ACK point): "
+	       "dropped, counted; the QP as it was",
+	       b + 5, b + 24, b + 1, b + 3);
+
+	/*
+	 * a report in the window but with a seq ahead of the Depot's (within
+	 * LH_REPORT_SEQ_WINDOW: further is a restarted Depot agent, and the
+	 * Depot's next report is far behind it, new again) ...
+	 */
+	dp_report_seq = 10;
+	len = dp_report_frame(&fl, b + 4, 3, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_report_seq = 10 + LH_REPORT_SEQ_WINDOW / 2;
+	len = dp_report_frame(&fl, b + 4, 3, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_report_seq = 11;
+	len = dp_report_frame(&fl, b + 4, 3, 1u << 1, in);
+	c0 = ctr("sentry_report_stale");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = ctr("sentry_report_stale") == c0 + 1;
+	/* ... makes the Depot's own look old only while its ePSN stands still */
+	dp_report_seq = 12;
+	len = dp_report_frame(&fl, b + 5, 2, 1u << 1, in);
+	c0 = ctr("sentry_report");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok &= ctr("sentry_report") == c0 + 1 && dp_qp_get(h, &fl, &q1) && q1.s_report_seq == 12 &&
+	      q1.s_base == b + 5;
+	dp_report_seq = 0;
+	tap_ok(ok, "bounds: after a report with a forged seq, the Depot's next report with a later "
+		   "ePSN is taken in");
+
+	/* the real ACK of everything sent still moves the QP */
+	len = dp_ack_frame(&fl, b + 9, 0x1f, 0, 8, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &q1) && q1.s_una == b + 10 &&
+		       q1.s_acked == b + 10 && q1.msn == 8,
+	       "bounds: the receiver's ACK of all %u PSNs sent is taken in", 10);
+}
+
+/*
+ * A QP learned mid-flight (an agent started during a transfer): PSNs before
+ * the first one seen may be unacknowledged, so until the receiver's first
+ * ACK the Sentry neither NAKs a gap nor drops a resend as acknowledged; that
+ * ACK sets the ACK point, behind the first PSN seen too.
+ */
+static void sentry_mid_flight(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	struct run r;
+	size_t len;
+	int64_t c0, c1;
+	uint32_t b = 14000;
+
+	fl.a.v4.s_addr = htonl(0x0a000a0e);
+	sentry_sent(&fl, b, 5);
+	len = dp_data_frame(&fl, b + 6, in); /* b+5 lost inside the sender's DC */
+	c0 = ctr("sentry_unpaired");
+	c1 = ctr("sentry_nack");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE &&
+		       ctr("sentry_unpaired") == c0 + 1 && ctr("sentry_nack") == c1 &&
+		       dp_qp_get(h, &fl, &qp) && qp.s_next == b + 7,
+	       "mid-flight: a gap before the receiver's first ACK passes (no NAK from a guessed "
+	       "ACK point), counted");
+
+	len = dp_data_frame(&fl, b - 20, in);
+	c0 = ctr("sentry_retx_pass");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE &&
+		       ctr("sentry_retx_pass") == c0 + 1,
+	       "mid-flight: the NIC's resend of PSN %u, before the first PSN seen, crosses (no ACK "
+	       "covers it)",
+	       b - 20);
+
+	len = dp_ack_frame(&fl, b - 15, 0x1f, 0, 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s_una == b - 14 &&
+		       (qp.flags & LH_QPF_S_SYNCED),
+	       "mid-flight: the receiver's first ACK (of PSN %u) sets the ACK point behind the "
+	       "first PSN seen",
+	       b - 15);
+}
+
 /*
  * A gateway with several WAN interfaces: each QP records the one its traffic
  * uses (lh_qp wan_ifindex), with the MACs there, for what the agent sends
@@ -1128,6 +1319,8 @@ int main(void)
 	sentry();
 	sentry_gb0_echo();
 	sentry_acked_resend();
+	sentry_bounds();
+	sentry_mid_flight();
 	qp_stale("lh_dc_xdp", true);
 	qp_stale("lh_wan_xdp", false);
 	sentry_v6_forward();

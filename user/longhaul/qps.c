@@ -147,6 +147,10 @@ static const struct {
 	{ LH_QPF_DEPOT, "depot" },	   { LH_QPF_SENTRY, "sentry" },
 	{ LH_QPF_RELEASING, "releasing" }, { LH_QPF_EPISODE, "episode" },
 	{ LH_QPF_SNAK_SENT, "snak_sent" }, { LH_QPF_NO_RING, "no_ring" },
+	{ LH_QPF_REWIND_PENDING, "rewind_pending" }, { LH_QPF_NIC_RETRY, "nic_retry" },
+	{ LH_QPF_NAK_DEFERRED, "nak_deferred" }, { LH_QPF_GW_OFF, "gw_off" },
+	{ LH_QPF_STALE, "stale" }, { LH_QPF_S_SYNCED, "synced" },
+	{ LH_QPF_S_ACKED, "acked" },
 };
 
 static void print_flags(__u32 flags)
@@ -264,6 +268,11 @@ static void print_qp(const struct qp_entry *e, const struct pinned_map *ring_map
 	if (qp->flags & LH_QPF_SENTRY) {
 		out_object_begin("sentry");
 		out_uint("next", qp->s_next);
+		out_uint("una", qp->s_una); /* the receiver's once "synced" is among the flags */
+		if (qp->flags & LH_QPF_S_ACKED)
+			out_uint("acked", qp->s_acked);
+		else
+			out_null("acked");
 		out_bool("episode", qp->flags & LH_QPF_EPISODE);
 		if (qp->flags & LH_QPF_EPISODE) {
 			out_uint("replay", qp->s_replay);

@@ -108,3 +108,23 @@ fields() {
 	run "$LHPKT" check /nonexistent.pcap
 	[ "$status" -eq 3 ]
 }
+
+# forged gateway messages for the hostile-input tests (tests/integ/46-forged.bats):
+# longhaul's own dissector (user/wireshark/longhaul.lua) reads them as the real ones
+@test "lhpkt forges a Depot report (--report, --report-seq) and a Depot-NACK (--resv) that longhaul.lua decodes" {
+	local lua=$LH_ROOT/user/wireshark/longhaul.lua
+	"$LHPKT" build --report 100:5 --report-seq 7 --qpn 0x12 --sqpn 0x34 -w "$CAP"
+	output=$(tshark -r "$CAP" -X "lua_script:$lua" -T fields -E separator=, \
+		-e longhaul.report.dqpn -e longhaul.report.peer_qpn -e longhaul.report.epsn \
+		-e longhaul.report.epsn_d -e longhaul.report.seq -e longhaul.report.missing_count 2>/dev/null)
+	echo "report: $output"
+	[ "$output" = "0x000012,0x000034,100,105,7,5" ]
+	"$LHPKT" build --opcode RC_ACKNOWLEDGE --syndrome 0x60 --resv 0x23 --psn 50 -w "$CAP"
+	output=$(tshark -r "$CAP" -X "lua_script:$lua" -T fields -E separator=, -e longhaul.dnack \
+		-e infiniband.bth.psn 2>/dev/null)
+	echo "Depot-NACK: $output"
+	[[ "$output" == True,50* || "$output" == 1,50* ]]
+	run "$LHPKT" build --report 1:257 -w "$CAP"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--report wants EPSN:NBITS"* ]]
+}

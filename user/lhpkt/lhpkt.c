@@ -26,6 +26,7 @@
 #include "pcap.h"
 #include "pkt.h"
 #include "pktio.h"
+#include "report.h"
 
 #define EXIT_BAD_ICRC 1
 #define EXIT_USAGE 2
@@ -41,6 +42,9 @@ struct build_opts {
 	bool bad_icrc;
 	bool have_dmac;
 	unsigned long gap_us;
+	/* --report: a Depot report (include/lh_proto.h) instead of a RoCEv2 packet */
+	bool report;
+	struct lh_report_info ri;
 };
 
 static void usage(FILE *f)
@@ -60,16 +64,19 @@ static void usage(FILE *f)
 		"  --udp-csum | --no-udp-csum  (default: on for IPv6, off for IPv4, as rxe)\n"
 		"  --opcode NAME|N       e.g. RC_RDMA_WRITE_FIRST, RC_ACKNOWLEDGE, CNP, 0x0a\n"
 		"  --qpn N --psn N --pkey N --ackreq --se --mig --fecn --becn\n"
+		"  --resv N              BTH byte 4's six reserved bits (a Depot-NACK: 0x20 | range-1)\n"
 		"  --syndrome N --msn N  AETH (ACK 0x1f, NAK PSN error 0x60)\n"
 		"  --va N --rkey N --dmalen N --imm N --qkey N --sqpn N\n"
 		"  --payload LEN         payload bytes (a counting pattern)\n"
 		"  --count N             packets to make (default 1); PSN +1 each unless --same-psn\n"
 		"  --bad-icrc            write a wrong ICRC (receivers must drop it)\n"
+		"  --report EPSN:NBITS   a Depot report (UDP %u) for QP --qpn, requester --sqpn,\n"
+		"                        ePSN .. ePSN+NBITS-1 all missing; --report-seq N (default 0)\n"
 		"  -w FILE               (build) capture file to write\n"
 		"  --dev IFACE           (send) interface to send on\n"
 		"check: exit 0 when every RoCEv2 packet has a valid ICRC, %d when one does not,\n"
 		"       %d on bad usage, %d when a file cannot be read.\n",
-		EXIT_BAD_ICRC, EXIT_USAGE, EXIT_IO);
+		LH_REPORT_PORT, EXIT_BAD_ICRC, EXIT_USAGE, EXIT_IO);
 }
 
 static int parse_ulong(const char *s, unsigned long max, unsigned long *out, const char *what)
@@ -183,7 +190,33 @@ enum {
 	OPT_BADICRC,
 	OPT_DEV,
 	OPT_GAP,
+	OPT_RESV,
+	OPT_REPORT,
+	OPT_REPORT_SEQ,
 };
+
+/* --report EPSN:NBITS */
+static int parse_report(const char *arg, struct lh_report_info *ri)
+{
+	unsigned long epsn, nbits;
+	char *end;
+
+	errno = 0;
+	epsn = strtoul(arg, &end, 0);
+	if (errno || end == arg || *end != ':' || epsn > ROCE_PSN_MASK)
+		goto bad;
+	arg = end + 1;
+	nbits = strtoul(arg, &end, 0);
+	if (errno || end == arg || *end || nbits > LH_REPORT_BITS)
+		goto bad;
+	ri->epsn = (uint32_t)epsn;
+	ri->nbits = (uint32_t)nbits;
+	return 0;
+bad:
+	fprintf(stderr, "lhpkt: --report wants EPSN:NBITS (PSN up to %u, at most %u bits)\n",
+		ROCE_PSN_MASK, LH_REPORT_BITS);
+	return -EINVAL;
+}
 
 static const struct option build_long[] = {
 	{ "src", required_argument, NULL, OPT_SRC },
@@ -222,6 +255,9 @@ static const struct option build_long[] = {
 	{ "bad-icrc", no_argument, NULL, OPT_BADICRC },
 	{ "dev", required_argument, NULL, OPT_DEV },
 	{ "gap-us", required_argument, NULL, OPT_GAP },
+	{ "resv", required_argument, NULL, OPT_RESV },
+	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "report-seq", required_argument, NULL, OPT_REPORT_SEQ },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -399,6 +435,18 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 			err = parse_ulong(optarg, 10000000, &v, "gap");
 			o->gap_us = v;
 			break;
+		case OPT_RESV:
+			err = parse_ulong(optarg, 0x3f, &v, "BTH reserved bits");
+			s->roce.byte4 = (uint8_t)((s->roce.byte4 & ~0x3fu) | v);
+			break;
+		case OPT_REPORT:
+			err = parse_report(optarg, &o->ri);
+			o->report = true;
+			break;
+		case OPT_REPORT_SEQ:
+			err = parse_ulong(optarg, 0xffffffff, &v, "report seq");
+			o->ri.seq = (uint32_t)v;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -443,6 +491,13 @@ static ssize_t build_one(struct build_opts *o, unsigned long i, uint8_t *buf, si
 	struct lh_pkt_spec s = o->spec;
 	size_t k;
 
+	if (o->report) {
+		struct lh_report_info ri = o->ri;
+
+		ri.dqpn = s.roce.dqpn;
+		ri.peer_qpn = s.roce.deth.sqpn;
+		return lh_report_frame(&s, &ri, buf, cap);
+	}
 	for (k = 0; k < o->payload_len; k++)
 		payload[k] = (uint8_t)(k + i);
 	s.payload = payload;

@@ -91,10 +91,10 @@
 	X(SENTRY_REPORT, sentry_report, "Sentry: Depot report taken in") \
 	X(SENTRY_REPORT_BAD, sentry_report_bad, "Sentry: malformed message on the report port") \
 	X(SENTRY_REPORT_UNKNOWN, sentry_report_unknown, "Sentry: report for a QP it does not know: passed") \
-	X(SENTRY_REPORT_STALE, sentry_report_stale, "Sentry: report older than one taken in (reordered on the WAN): dropped") \
+	X(SENTRY_REPORT_STALE, sentry_report_stale, "Sentry: report older than one taken in (reordered on the WAN) or than the receiver's ACK point: dropped") \
 	X(SENTRY_ACK_UNSENT, sentry_ack_unsent, "Sentry: ACK, NAK or Depot-NACK naming PSNs it never forwarded (forged, or data that bypassed it): passed unchanged, the QP untouched") \
 	X(SENTRY_DNACK_STALE, sentry_dnack_stale, "Sentry: Depot-NACK before the receiver's ACK point (reordered on the WAN, or forged): dropped, the QP untouched") \
-	X(SENTRY_REPORT_UNSENT, sentry_report_unsent, "Sentry: report naming PSNs it never forwarded, or before the receiver's ACK point: dropped, the QP untouched") \
+	X(SENTRY_REPORT_UNSENT, sentry_report_unsent, "Sentry: report naming PSNs it never forwarded (forged): dropped, the QP untouched") \
 	X(SENTRY_RESENT, sentry_resent, "Sentry: missing PSNs re-sent from its own copies") \
 	X(SENTRY_GW_FALLBACK, sentry_gw_fallback, "Sentry, gateway recovery: no room for a copy (pool empty or queue over rate x RTT): that QP recovers the LR2 way until its data is acknowledged") \
 	X(SENTRY_GW_RESUME, sentry_gw_resume, "Sentry, gateway recovery: a QP that fell back is all acknowledged: copies again") \

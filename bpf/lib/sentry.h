@@ -186,7 +186,7 @@ static __always_inline void sentry_rtt_ack(struct lh_qp *qp, __u32 upto, __u64 n
 enum sentry_bound {
 	SENTRY_IN_WINDOW,
 	SENTRY_UNSENT, /* names PSNs the Sentry never forwarded */
-	SENTRY_STALE, /* a Depot-NACK before the receiver's ACK point */
+	SENTRY_STALE, /* before the receiver's ACK point, or overtaken by a newer one */
 };
 
 /*
@@ -242,6 +242,27 @@ static __always_inline bool sentry_una_set(struct lh_qp *qp, __u32 upto)
 		return false;
 	qp->s_una = upto;
 	return true;
+}
+
+/*
+ * Whether a Depot report of [epsn, epsn + n) with seq may be taken in:
+ * ePSN_D beyond the last PSN sent is forged (SENTRY_UNSENT). An older report
+ * overtaken by a newer one on the WAN says less (SENTRY_STALE); a later
+ * ePSN is newer whatever the seq, so one report with a forged seq holds the
+ * Depot's own off only while its ePSN stands still. So is one whose ePSN
+ * the receiver's ACKs passed already: the Depot's agent read the QP before
+ * that ACK went by, and sent the report after it. Under the lock.
+ */
+static __always_inline enum sentry_bound sentry_report_bound(const struct lh_qp *qp, __u32 epsn,
+							     __u32 n, __u32 seq)
+{
+	if (psn_diff(psn_add(epsn, n), qp->s_next) > 0)
+		return SENTRY_UNSENT;
+	if (!lh_report_seq_newer(seq, qp->s_report_seq) && psn_diff(epsn, qp->s_report_epsn) <= 0)
+		return SENTRY_STALE;
+	if ((qp->flags & LH_QPF_S_ACKED) && psn_diff(epsn, qp->s_acked) < 0)
+		return SENTRY_STALE;
+	return SENTRY_IN_WINDOW;
 }
 
 /*
@@ -799,8 +820,9 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	struct lh_report r;
 	struct lh_qp_key key;
 	struct lh_qp *qp;
-	__u64 m0, m1, m2, m3, due, now;
-	__u32 epsn, n, sent_off;
+	enum sentry_bound bound;
+	__u32 epsn, n, sent_off, seq;
+	__u64 due, now;
 	__s32 d;
 
 	if (p->udp_len < 8 + sizeof(r) || bpf_xdp_load_bytes(ctx, p->l4_off + 8, &r, sizeof(r)) ||
@@ -821,33 +843,17 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	n = bpf_ntohs(r.nbits);
 	if (n > LH_REPORT_BITS) /* checked by lh_report_valid; the verifier wants it here */
 		return XDP_PASS;
-	m0 = ~lh_report_word(&r, 0) & lh_bits_below(n, 0);
-	m1 = ~lh_report_word(&r, 1) & lh_bits_below(n, 1);
-	m2 = ~lh_report_word(&r, 2) & lh_bits_below(n, 2);
-	m3 = ~lh_report_word(&r, 3) & lh_bits_below(n, 3);
-
+	seq = bpf_ntohl(r.seq);
 	now = (r.flags & bpf_htons(LH_REPORT_F_SACK)) ? bpf_ktime_get_ns() : 0;
 	bpf_spin_lock(&qp->lock);
-	/*
-	 * [ePSN, ePSN_D) are PSNs this Sentry forwarded, from the receiver's
-	 * ACK point on: anything else is forged (or older than that ACK)
-	 */
-	if (psn_diff(psn_add(epsn, n), qp->s_next) > 0 ||
-	    ((qp->flags & LH_QPF_S_ACKED) && psn_diff(epsn, qp->s_acked) < 0)) {
+	bound = sentry_report_bound(qp, epsn, n, seq);
+	if (bound != SENTRY_IN_WINDOW) {
 		bpf_spin_unlock(&qp->lock);
-		return lh_drop(st, LH_STAT_SENTRY_REPORT_UNSENT);
+		return lh_drop(st, bound == SENTRY_UNSENT ? LH_STAT_SENTRY_REPORT_UNSENT :
+							     LH_STAT_SENTRY_REPORT_STALE);
 	}
-	/*
-	 * An older report overtaken by a newer one on the WAN says less:
-	 * ignored. A later ePSN is newer whatever the seq.
-	 */
-	if (!lh_report_seq_newer(bpf_ntohl(r.seq), qp->s_report_seq) &&
-	    psn_diff(epsn, qp->s_report_epsn) <= 0) {
-		bpf_spin_unlock(&qp->lock);
-		return lh_drop(st, LH_STAT_SENTRY_REPORT_STALE);
-	}
-	if (r.seq)
-		qp->s_report_seq = bpf_ntohl(r.seq);
+	if (seq)
+		qp->s_report_seq = seq;
 	qp->s_report_epsn = epsn;
 	if (now) {
 		/* a T/C-SACK report, for the agent's silence rule (no report within 2T) */
@@ -855,15 +861,18 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 		qp->s_sack_epsn = epsn;
 	}
 	qp->s_base = epsn;
-	qp->s_missing[0] = m0;
-	qp->s_missing[1] = m1;
-	qp->s_missing[2] = m2;
-	qp->s_missing[3] = m3;
+	/* computed here, not before the lock: sentry_xdp_report() has no stack to spare */
+	qp->s_missing[0] = ~lh_report_word(&r, 0) & lh_bits_below(n, 0);
+	qp->s_missing[1] = ~lh_report_word(&r, 1) & lh_bits_below(n, 1);
+	qp->s_missing[2] = ~lh_report_word(&r, 2) & lh_bits_below(n, 2);
+	qp->s_missing[3] = ~lh_report_word(&r, 3) & lh_bits_below(n, 3);
 	/* missing PSNs the NIC has sent already: copies of them may be here */
 	d = psn_diff(qp->s_next, epsn);
 	sent_off = d < 0 ? 0 : (d > LH_REPORT_BITS ? LH_REPORT_BITS : (__u32)d);
-	due = (m0 & lh_bits_below(sent_off, 0)) | (m1 & lh_bits_below(sent_off, 1)) |
-	      (m2 & lh_bits_below(sent_off, 2)) | (m3 & lh_bits_below(sent_off, 3));
+	due = (qp->s_missing[0] & lh_bits_below(sent_off, 0)) |
+	      (qp->s_missing[1] & lh_bits_below(sent_off, 1)) |
+	      (qp->s_missing[2] & lh_bits_below(sent_off, 2)) |
+	      (qp->s_missing[3] & lh_bits_below(sent_off, 3));
 	bpf_spin_unlock(&qp->lock);
 	lh_count(st, LH_STAT_SENTRY_REPORT);
 	if (due)

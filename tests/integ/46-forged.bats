@@ -1,0 +1,94 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Hostile input from the WAN side: while a transfer runs, gateway messages
+# forged with the responder's address (lhpkt) reach the sender-side gateway's
+# WAN interface, each naming PSNs far ahead of anything the sending NIC sent:
+# an ACK, a NAK, a Depot-NACK and a Depot report. With longhaul they are
+# refused and counted and the transfer is unharmed; the same run with nothing
+# of longhaul on the path is the comparison. A NIC that gives up after 6
+# retries (lhperf -R 6) turns a QP whose retransmissions were dropped as
+# acknowledged into a QP error instead of a slow run.
+
+load helpers
+load lr2-helpers
+
+# far ahead of every PSN of the run (start 1000, a few 100k packets), within
+# half the PSN space, so that it reads as ahead and not behind
+FORGED_PSN=4001000
+FORGED_EACH=5
+
+setup_file() {
+	lr2_require
+	lh_require_cmd tshark
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 46 --loss-a2b 'random 1%' \
+		--loss-b2a 'random 1%'
+}
+
+teardown_file() {
+	lr2_agents_down || true
+	lh_cleanup
+}
+
+setup() {
+	lr2_require
+}
+
+# forge_from_wan OUT: once the transfer runs, the QPNs from its first frames on
+# gwa's WAN interface (a window of data comes before the first ACK), then FORGED_EACH of each forged message sent into that
+# interface from the WAN side (the emulator's port toward gwa), with gwb's MAC
+# and the responder's address as sources. Writes "requester_qpn data_qpn" to OUT.
+forge_from_wan() {
+	local out=$1 frames rq dq common
+	frames=$(timeout 30 nsenter --net="/var/run/netns/$LH_PREFIX-gwa" -- tshark -i wan -c 400 \
+		-f 'udp dst port 4791' -T fields -E separator=, -e ip.src -e infiniband.bth.destqp \
+		2>/dev/null)
+	rq=$(awk -F, '$1 == "10.2.0.10" { print $2; exit }' <<<"$frames")
+	dq=$(awk -F, '$1 == "10.1.0.10" { print $2; exit }' <<<"$frames")
+	echo "$rq $dq" >"$out"
+	[ -n "$rq" ] && [ -n "$dq" ] || return 1
+	common=(--src 10.2.0.10 --dst 10.1.0.10 --smac 02:4c:48:00:04:02 --dmac 02:4c:48:00:02:02
+		--count "$FORGED_EACH" --same-psn --gap-us 2000)
+	lh_exec wan "$LH_BIN/lhpkt" send --dev gwa "${common[@]}" --opcode RC_ACKNOWLEDGE \
+		--syndrome 0x1f --qpn "$rq" --psn "$FORGED_PSN" --msn 77 &&
+	lh_exec wan "$LH_BIN/lhpkt" send --dev gwa "${common[@]}" --opcode RC_ACKNOWLEDGE \
+		--syndrome 0x60 --qpn "$rq" --psn "$FORGED_PSN" --msn 77 &&
+	lh_exec wan "$LH_BIN/lhpkt" send --dev gwa "${common[@]}" --opcode RC_ACKNOWLEDGE \
+		--syndrome 0x60 --resv 0x27 --qpn "$rq" --psn "$FORGED_PSN" --msn 77 &&
+	lh_exec wan "$LH_BIN/lhpkt" send --dev gwa "${common[@]}" \
+		--report "$FORGED_PSN:16" --report-seq 12345 --qpn "$dq" --sqpn "$rq"
+}
+
+# forged_run: a 6-second transfer of one QP with the forgery in the middle of
+# it; LR2_* as lr2_xfer sets them, FORGED_QPNS the QPNs the forgery used
+forged_run() {
+	local pid st=0
+	forge_from_wan "$BATS_TEST_TMPDIR/qpns" &
+	pid=$!
+	lr2_xfer -D 6 -S 65536 -R 6 --psn 1000
+	wait "$pid" || st=$?
+	FORGED_QPNS=$(cat "$BATS_TEST_TMPDIR/qpns")
+	echo "forged for QPNs $FORGED_QPNS (status $st)"
+	return "$st"
+}
+
+@test "forged ACK, NAK, Depot-NACK and report from the WAN side, PSNs never sent: refused and counted, the transfer unharmed, as without longhaul" {
+	local plain
+	lr2_agents_down
+	forged_run
+	lr2_ok
+	plain=$LR2_C
+	echo "without longhaul: $(jq -c '{status, verified, timeouts, qp_errors}' <<<"$plain")"
+
+	lr2_agents_up
+	forged_run
+	lr2_show
+	lr2_ok
+	echo "with longhaul: $(jq -c '{status, verified, timeouts, qp_errors}' <<<"$LR2_C")"
+	# every forged ACK, NAK and Depot-NACK found the QP and was refused, passed on unchanged;
+	# every forged report was dropped
+	[ "$(lr2_ctr a sentry_ack_unsent)" -eq $((3 * FORGED_EACH)) ]
+	[ "$(lr2_ctr a sentry_report_unsent)" -eq "$FORGED_EACH" ]
+	# the Sentry's QP still follows the NIC: it recovered the WAN losses after the forgery
+	# the LR2 way (the NIC's replays filtered)
+	[ "$(lr2_ctr a sentry_sr_drop)" -gt 0 ]
+}

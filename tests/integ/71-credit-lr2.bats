@@ -364,8 +364,10 @@ cut_run() {
 	jq_assert "$lr2" '.timeouts == 0 and .depot_nack >= 1 and .depot_held > 0 and .dnack_forward >= 1'
 	jq_assert "$lr2" '.sr_pass > 0 and .sr_drop > 0 and .watchdog == 0'
 	# what crossed the WAN again: with LR2 the lost PSNs (plus what passed unfiltered),
-	# without it the receiving NIC's NAK makes the sender's go-back-N resend the window
+	# less than the sending NIC's go-back-N replayed; without LR2 all of its replay
+	# crosses. The plain run is printed, not compared: whether anything was in flight on
+	# path 1 at the cut is chance (a CI run lost nothing there without LR2)
 	lr2_wan=$(jq '.sr_pass + .retx_pass + .resent' <<<"$lr2")
-	echo "crossed the WAN again: $lr2_wan with LR2, $(jq .retransmitted_packets <<<"$plain") without"
-	[ $((2 * lr2_wan)) -lt "$(jq .retransmitted_packets <<<"$plain")" ]
+	echo "crossed the WAN again: $lr2_wan of the NIC's $(jq .retransmitted_packets <<<"$lr2") with LR2, $(jq .retransmitted_packets <<<"$plain") without"
+	[ "$lr2_wan" -lt "$(jq .retransmitted_packets <<<"$lr2")" ]
 }

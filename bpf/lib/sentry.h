@@ -183,6 +183,12 @@ static __always_inline void sentry_rtt_ack(struct lh_qp *qp, __u32 upto, __u64 n
 	qp->s_rtt_samples++;
 }
 
+/* Whether psn is before the receiver's own highest ACK point (s_acked, once known) */
+static __always_inline bool sentry_before_acked(const struct lh_qp *qp, __u32 psn)
+{
+	return (qp->flags & LH_QPF_S_ACKED) && psn_diff(psn, qp->s_acked) < 0;
+}
+
 enum sentry_bound {
 	SENTRY_IN_WINDOW,
 	SENTRY_UNSENT, /* names PSNs the Sentry never forwarded */
@@ -214,7 +220,7 @@ static __always_inline enum sentry_bound sentry_ack_bound(const struct lh_qp *qp
 		ahead = psn_diff(psn, qp->s_next);
 	if (ahead > 0)
 		return SENTRY_UNSENT;
-	if (dnack && (qp->flags & LH_QPF_S_ACKED) && psn_diff(psn, qp->s_acked) < 0)
+	if (dnack && sentry_before_acked(qp, psn))
 		return SENTRY_STALE;
 	return SENTRY_IN_WINDOW;
 }
@@ -260,7 +266,7 @@ static __always_inline enum sentry_bound sentry_report_bound(const struct lh_qp 
 		return SENTRY_UNSENT;
 	if (!lh_report_seq_newer(seq, qp->s_report_seq) && psn_diff(epsn, qp->s_report_epsn) <= 0)
 		return SENTRY_STALE;
-	if ((qp->flags & LH_QPF_S_ACKED) && psn_diff(epsn, qp->s_acked) < 0)
+	if (sentry_before_acked(qp, epsn))
 		return SENTRY_STALE;
 	return SENTRY_IN_WINDOW;
 }
@@ -642,8 +648,8 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	qp->wan_ifindex = ctx->ingress_ifindex; /* ... out of the interface the ACKs come by */
 	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		upto = psn_add(psn, 1);
-		if (!(qp->flags & LH_QPF_S_ACKED) || psn_diff(upto, qp->s_acked) > 0)
-			qp->s_acked = upto;
+		if (!sentry_before_acked(qp, psn))
+			qp->s_acked = upto; /* the highest ACK point: never back */
 		qp->flags |= LH_QPF_S_ACKED;
 		if (sentry_una_set(qp, upto)) {
 			qp->last_progress_ns = now;

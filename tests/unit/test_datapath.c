@@ -1050,6 +1050,21 @@ static bool qp_untouched(const struct lh_qp *a, const struct lh_qp *b)
 }
 
 /*
+ * One frame through lh_wan_xdp that must be refused: verdict want, counter
+ * up by one, the flow's QP as q0 was; *r keeps the run
+ */
+static bool wan_refused(const struct dp_flow *fl, const uint8_t *in, size_t len, uint32_t want,
+			const char *counter, const struct lh_qp *q0, struct run *r)
+{
+	int64_t c0 = ctr(counter);
+	struct lh_qp q1;
+
+	xdp("lh_wan_xdp", in, len, r);
+	return r->verdict == want && ctr(counter) == c0 + 1 && dp_qp_get(h, fl, &q1) &&
+	       qp_untouched(q0, &q1);
+}
+
+/*
  * What comes from the WAN moves a Sentry QP only within what the Sentry
  * forwarded: an ACK, NAK or Depot-NACK naming a PSN never sent passes
  * unchanged (the NIC judges it, as without longhaul) and leaves the QP as
@@ -1076,11 +1091,8 @@ static void sentry_bounds(void)
 	dp_qp_get(h, &fl, &q0);
 
 	len = dp_ack_frame(&fl, b + 10, 0x1f, 0, 99, in);
-	c0 = ctr("sentry_ack_unsent");
-	xdp("lh_wan_xdp", in, len, &r);
-	ok = r.verdict == XDP_PASS_ && r.p.roce.psn == b + 10 &&
-	     ctr("sentry_ack_unsent") == c0 + 1 && dp_qp_get(h, &fl, &q1) &&
-	     qp_untouched(&q0, &q1) && q1.s_una == b + 4 && q1.msn == 7;
+	ok = wan_refused(&fl, in, len, XDP_PASS_, "sentry_ack_unsent", &q0, &r) &&
+	     r.p.roce.psn == b + 10 && dp_qp_get(h, &fl, &q1) && q1.s_una == b + 4 && q1.msn == 7;
 	tap_ok(ok,
 	       "bounds: an ACK of PSN %u (never sent) passes unchanged to the NIC, counted; the QP "
 	       "as it was (s_una %u, MSN 7)",
@@ -1098,45 +1110,31 @@ static void sentry_bounds(void)
 	dp_qp_get(h, &fl, &q0);
 
 	len = dp_ack_frame(&fl, b + 11, 0x60, 0, 7, in);
-	c0 = ctr("sentry_ack_unsent");
-	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_ack_unsent") == c0 + 1 &&
-		       dp_qp_get(h, &fl, &q1) && qp_untouched(&q0, &q1),
+	tap_ok(wan_refused(&fl, in, len, XDP_PASS_, "sentry_ack_unsent", &q0, &r),
 	       "bounds: a NAK of PSN %u (beyond the next one sent) passes unchanged, counted; the "
 	       "QP as it was",
 	       b + 11);
 
 	len = dp_ack_frame(&fl, b + 8, 0x60, LH_DNACK_MARK | 3, 7, in);
-	c0 = ctr("sentry_ack_unsent");
-	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.byte4 == (LH_DNACK_MARK | 3) &&
-		       ctr("sentry_ack_unsent") == c0 + 1 && dp_qp_get(h, &fl, &q1) &&
-		       qp_untouched(&q0, &q1) && !(q1.flags & LH_QPF_EPISODE),
+	tap_ok(wan_refused(&fl, in, len, XDP_PASS_, "sentry_ack_unsent", &q0, &r) &&
+		       r.p.roce.byte4 == (LH_DNACK_MARK | 3) && dp_qp_get(h, &fl, &q1) &&
+		       !(q1.flags & LH_QPF_EPISODE),
 	       "bounds: a Depot-NACK of %u..%u (past the last PSN sent) passes unchanged, counted; "
 	       "no recovery begins",
 	       b + 8, b + 11);
 
 	len = dp_ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK, 7, in);
-	c0 = ctr("sentry_dnack_stale");
-	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_stale") == c0 + 1 &&
-		       dp_qp_get(h, &fl, &q1) && qp_untouched(&q0, &q1),
+	tap_ok(wan_refused(&fl, in, len, XDP_DROP_, "sentry_dnack_stale", &q0, &r),
 	       "bounds: a Depot-NACK of PSN %u, before the receiver's ACK point %u: dropped as "
 	       "stale, counted; the QP as it was",
 	       b + 2, b + 4);
 
 	len = dp_report_frame(&fl, b + 5, 20, 0, in);
-	c0 = ctr("sentry_report_unsent");
-	xdp("lh_wan_xdp", in, len, &r);
-	ok = r.verdict == XDP_DROP_ && ctr("sentry_report_unsent") == c0 + 1 &&
-	     dp_qp_get(h, &fl, &q1) && qp_untouched(&q0, &q1);
-	tap_ok(ok, "bounds: a report of %u..%u (never sent): dropped, counted; the QP as it was",
+	tap_ok(wan_refused(&fl, in, len, XDP_DROP_, "sentry_report_unsent", &q0, &r),
+	       "bounds: a report of %u..%u (never sent): dropped, counted; the QP as it was",
 	       b + 5, b + 24);
 	len = dp_report_frame(&fl, b + 1, 3, 0, in);
-	c0 = ctr("sentry_report_stale");
-	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_report_stale") == c0 + 1 &&
-		       dp_qp_get(h, &fl, &q1) && qp_untouched(&q0, &q1),
+	tap_ok(wan_refused(&fl, in, len, XDP_DROP_, "sentry_report_stale", &q0, &r),
 	       "bounds: a report of ePSN %u, before the receiver's ACK point %u: dropped as stale, counted; the QP as it was",
 	       b + 1, b + 4);
 

@@ -54,6 +54,9 @@ struct gw_mark {
 struct sentry_est {
 	uint64_t silence_ns; /* the last silence NAK or re-send */
 	uint64_t resend_ns; /* the last gateway re-send (its report is due an RTT later) */
+	/* the silence as first seen (sentry_silence): confirmed a tick later, unchanged */
+	uint64_t quiet_ns, quiet_sack_ns;
+	uint32_t quiet_una, quiet_next;
 };
 
 /*
@@ -92,6 +95,8 @@ struct agent {
 	/* Depot: per ring, the DC timer (dc_timer()) */
 	struct dc_timer *dc;
 	uint32_t report_seq;
+	/* the tick came late (timer expirations missed): the agent itself was not running */
+	bool tick_late;
 	/* Sentry, gateway recovery: the re-send queue (FIFO) and its pacer */
 	int pool_fd, config_fd, pace_fd;
 	struct gw_req *gwq;
@@ -385,11 +390,12 @@ static void send_sack(struct agent *ag, const struct lh_qp_key *k, const struct 
 }
 
 /*
- * Sentry: the NIC's retry ended (the ACK just passed): send it the NAK it was
- * owed, from the responder to the requester, out of the DC interface.
+ * Sentry: an ACK or NAK (syndrome) at psn to the NIC, from the responder to
+ * the requester, out of the DC interface: the NAK it was owed once its
+ * retry ended (the ACK just passed), or the silence rule's.
  */
-static int send_owed_nak(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
-			 uint32_t psn)
+static int send_to_nic(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
+		       uint32_t psn, uint8_t syndrome)
 {
 	uint8_t buf[256], nic_mac[6];
 	struct lh_pkt_spec s;
@@ -412,7 +418,7 @@ static int send_owed_nak(struct agent *ag, const struct lh_qp_key *k, const stru
 	s.roce.pkey = qp->pkey;
 	s.roce.dqpn = qp->peer_qpn;
 	s.roce.psn = psn;
-	s.roce.aeth.syndrome = AETH_NAK_PSN_SEQ_ERROR;
+	s.roce.aeth.syndrome = syndrome;
 	s.roce.aeth.msn = qp->msn;
 	sz = lh_pkt_build(&s, buf, sizeof(buf));
 	if (sz < 0)
@@ -422,7 +428,6 @@ static int send_owed_nak(struct agent *ag, const struct lh_qp_key *k, const stru
 		ag->st.send_fail++;
 		return -EIO;
 	}
-	ag->st.naks_owed++;
 	return 0;
 }
 
@@ -712,7 +717,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case LH_EV_NAK_DUE:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
-			send_owed_nak(ag, &k, &qp, ev->psn);
+			if (!send_to_nic(ag, &k, &qp, ev->psn, AETH_NAK_PSN_SEQ_ERROR))
+				ag->st.naks_owed++;
 		break;
 	case LH_EV_QP_STALE:
 		/* a new connection on the key: the next packet learns the QP anew */
@@ -827,6 +833,24 @@ static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const st
 	psn = psn_diff(qp->s_sack_epsn, qp->s_una) > 0 ? qp->s_sack_epsn : qp->s_una;
 	if (psn_diff(qp->s_next, psn) < 0)
 		return;
+	/*
+	 * Seen once is not enough: a machine that did not run the WAN's
+	 * queues (or this agent) for a few ms looks silent to the first tick
+	 * after it, with the ACKs and reports still queued. The same silence,
+	 * nothing moved, on a tick T/2 later and on time is a silence
+	 * (docs/protocol.md 2.1 has what it changed).
+	 */
+	if (ag->tick_late || !est->quiet_ns || est->quiet_una != qp->s_una ||
+	    est->quiet_next != qp->s_next || est->quiet_sack_ns != qp->s_sack_ns) {
+		est->quiet_ns = now;
+		est->quiet_una = qp->s_una;
+		est->quiet_next = qp->s_next;
+		est->quiet_sack_ns = qp->s_sack_ns;
+		return;
+	}
+	if (now < est->quiet_ns + sack_ns / 2)
+		return;
+	est->quiet_ns = 0;
 	est->silence_ns = now;
 	if (ag->gwq && !(qp->flags & LH_QPF_GW_OFF) && qp->ring < ag->cfg->rings &&
 	    !bpf_map_lookup_elem(ag->ring_fd, &qp->ring, ag->ring_buf)) {
@@ -842,10 +866,26 @@ static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const st
 			return;
 		}
 	}
+	if (psn == qp->s_next) {
+		/*
+		 * The Depot's last report had everything the NIC sent: no tail
+		 * to recover, only the receiver's ACK lost or late (the Depot's
+		 * DC timer sees to its side). What the Depot reported is said
+		 * to the NIC as an ACK: a NAK there would say the same and also
+		 * rewind it, for nothing (seen on a loaded machine: the
+		 * receiver's ACK 2.7 ms late, the NIC rewound).
+		 */
+		pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us, all %u..%u at the Depot: ACK\n",
+			 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), qp->s_una,
+			 qp->s_next);
+		if (!send_to_nic(ag, k, qp, psn_add(psn, ROCE_PSN_MASK), AETH_ACK_UNLIMITED))
+			ag->st.sack_acks++;
+		return;
+	}
 	pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us, data outstanding (%u..%u): NAK %u\n",
 		 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), qp->s_una, qp->s_next,
 		 psn);
-	if (!send_owed_nak(ag, k, qp, psn))
+	if (!send_to_nic(ag, k, qp, psn, AETH_NAK_PSN_SEQ_ERROR))
 		ag->st.sack_naks++;
 }
 
@@ -1149,8 +1189,10 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 			break;
 		for (i = 0; i < n; i++) {
 			if (out[i].data.fd == tfd) {
-				if (read(tfd, &ticks, sizeof(ticks)) > 0)
+				if (read(tfd, &ticks, sizeof(ticks)) > 0) {
+					ag.tick_late = ticks > 1;
 					tick(&ag);
+				}
 			} else if (out[i].data.fd == ag.pace_fd) {
 				if (read(ag.pace_fd, &ticks, sizeof(ticks)) > 0)
 					gw_pace(&ag);
@@ -1160,11 +1202,11 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		}
 	}
 	pr_info("agent: %llu events, %llu QPs paired, %llu reports (%llu T/C-SACK), "
-		"%llu NACK retries, %llu silence NAKs, %llu runs continued, %llu QPs forgotten "
+		"%llu NACK retries, %llu silence NAKs, %llu silence ACKs, %llu runs continued, %llu QPs forgotten "
 		"(%llu new connections on their keys), %llu DC probes\n",
 		(unsigned long long)ag.st.events, (unsigned long long)ag.st.paired,
 		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
-		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
+		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks, (unsigned long long)ag.st.sack_acks,
 		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten,
 		(unsigned long long)ag.st.qps_stale,
 		(unsigned long long)ag.st.dc_probes);

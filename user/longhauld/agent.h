@@ -20,6 +20,7 @@ struct lhd_agent_stats {
 	uint64_t reports; /* Depot reports sent */
 	uint64_t sack_reports; /* ... of them periodic T/C-SACK reports */
 	uint64_t sack_naks; /* Sentry: NAKs for data outstanding with its Depot silent for 2T */
+	uint64_t sack_acks; /* ... and ACKs instead, the Depot having reported all the NIC sent */
 	uint64_t naks_owed; /* Sentry: NAKs sent to the NIC once its retry ended */
 	uint64_t kicks; /* release / replay runs continued */
 	uint64_t dc_probes; /* Depot: the DC timer's probes of the NIC (--dc-timeout) */

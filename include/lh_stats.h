@@ -54,7 +54,7 @@
 	X(DEPOT_NACK, depot_nack, "Depot: Depot-NACK sent for a new gap") \
 	X(DEPOT_DUP_DELIVERED, depot_dup_delivered, "Depot: retransmission of a delivered PSN: passed") \
 	X(DEPOT_DUP_HELD, depot_dup_held, "Depot: retransmission of a held PSN: dropped") \
-	X(DEPOT_WINDOW, depot_window, "Depot: PSN beyond the ring window: passed unchanged") \
+	X(DEPOT_WINDOW, depot_window, "Depot: more PSNs in flight than the ring holds: passed unchanged, no copy") \
 	X(DEPOT_RING_BUSY, depot_ring_busy, "Depot: ring position still holds an unacked PSN: passed") \
 	X(DEPOT_UNPAIRED, depot_unpaired, "Depot: a gap before pairing: held, the agent NACKs once paired") \
 	X(DEPOT_ACKREQ_PAIR, depot_ackreq_pair, "Depot: AckReq set on a delivery of an unpaired QP, to pair it") \

@@ -30,6 +30,7 @@
 
 #ifndef READ_ONCE
 #define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 #endif
 
 /*

@@ -27,6 +27,7 @@ enum depot_action {
 	DEPOT_DUP_HELD,
 	DEPOT_RING_BUSY,
 	DEPOT_NO_SLOT,
+	DEPOT_DELIVER_WINDOW, /* in order, its position holds a backup not ACKed yet */
 };
 
 /*
@@ -44,7 +45,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 					 struct lh_stats *st, __u32 sack_count)
 {
 	__u32 psn = p->psn, idx, gap_start = 0, gap_len = 0, ring_idx;
-	enum depot_action act;
+	enum depot_action act = DEPOT_DELIVER;
 	struct lh_ring_ent *e, *nx;
 	struct lh_qp_key key;
 	struct lh_ring *ring;
@@ -79,6 +80,14 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		return XDP_PASS;
 	}
 	if (d >= LH_RING_SIZE) {
+		/*
+		 * More in flight than the ring holds (a gap at d_deliv with the
+		 * NIC's window still sending): it goes on, the receiving NIC's
+		 * go-back-N sees the gap. The QP is alive all the same: taken
+		 * for idle, the next such packet would make it stale.
+		 */
+		if (d < LH_QP_STALE_BACK)
+			WRITE_ONCE(qp->last_rx_ns, bpf_ktime_get_ns());
 		lh_count(st, LH_STAT_DEPOT_WINDOW);
 		return XDP_PASS;
 	}
@@ -100,10 +109,23 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	d = psn_diff(psn, qp->d_deliv);
 	if (d < 0) {
 		act = DEPOT_DUP_DELIVERED;
-	} else if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE) {
+	} else if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE &&
+		   (LH_TAG_PSN(e->tag) == psn || d > 0 || (qp->flags & LH_QPF_RELEASING))) {
 		act = LH_TAG_PSN(e->tag) == psn ? DEPOT_DUP_HELD : DEPOT_RING_BUSY;
 	} else if (d == 0 && !(qp->flags & LH_QPF_RELEASING)) {
-		if (idx != LH_NO_SLOT) {
+		/*
+		 * In order, and its position may still hold the backup of the
+		 * PSN a ring before, which the receiving NIC has not ACKed: a
+		 * window larger than the ring (real NICs keep thousands of
+		 * PSNs in flight; rxe ACKs once per message). Delivered with no
+		 * copy, as with no slot: the Depot stays in step with the flow
+		 * (not delivering it, the Depot would take the next PSN for a
+		 * gap and hold it, and NACK a PSN the NIC has).
+		 */
+		if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE) {
+			qp->d_unsafe_end = psn_add(psn, 1);
+			act = DEPOT_DELIVER_WINDOW;
+		} else if (idx != LH_NO_SLOT) {
 			e->slot = idx;
 			e->tag = LH_TAG(LH_SLOT_BACKUP, psn);
 		} else {
@@ -117,7 +139,6 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 			qp->flags |= LH_QPF_RELEASING;
 			qp->d_release_after = psn;
 		}
-		act = DEPOT_DELIVER;
 	} else if (idx == LH_NO_SLOT) {
 		act = DEPOT_NO_SLOT; /* in order while a run is released, and no slot to hold it */
 	} else {
@@ -165,6 +186,10 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		lh_count(st, idx == LH_NO_SLOT ? LH_STAT_DEPOT_NO_BACKUP : LH_STAT_DEPOT_IN_ORDER);
 		return XDP_PASS;
 	case DEPOT_NO_SLOT:
+		return XDP_PASS;
+	case DEPOT_DELIVER_WINDOW:
+		lh_slot_free(idx);
+		lh_count(st, LH_STAT_DEPOT_WINDOW);
 		return XDP_PASS;
 	case DEPOT_HOLD:
 		lh_count(st, LH_STAT_DEPOT_HELD);

@@ -436,6 +436,58 @@ static void depot_long_runs(void)
 	       "long run: the NIC's ACK of PSN %u frees all %u backups", b + 1 + held, held + 2);
 }
 
+/*
+ * A window larger than the ring: an in-order packet whose ring position
+ * still holds the backup of the PSN a ring before (the receiving NIC has not
+ * ACKed it) is delivered with no copy and counted; the Depot stays in step,
+ * so the next in-order packet is delivered too, not held as a gap.
+ */
+static void depot_window(void)
+{
+	const uint32_t b = 30000;
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	struct lh_qp qp;
+	int64_t w0, busy0, held0;
+	uint64_t before;
+	size_t len;
+	bool ok;
+
+	fl.b.v4.s_addr = htonl(0x0a000908);
+	len = dp_data_frame(&fl, b, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_pair(h, &fl);
+	/* b's backup stays (no ACK); the next 255 went by with no copy (as with a full pool) */
+	ok = dp_qp_get(h, &fl, &qp);
+	qp.d_deliv = qp.d_high = b + LH_RING_SIZE;
+	ok = ok && dp_qp_put(h, &fl, &qp);
+	w0 = ctr("depot_window");
+	busy0 = ctr("depot_ring_busy");
+	held0 = ctr("depot_held");
+	len = dp_data_frame(&fl, b + LH_RING_SIZE, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = ok && r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len);
+	len = dp_data_frame(&fl, b + LH_RING_SIZE + 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(ok && r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("depot_window") == w0 + 1 && ctr("depot_ring_busy") == busy0 &&
+		       ctr("depot_held") == held0 && dp_qp_get(h, &fl, &qp) &&
+		       qp.d_deliv == b + LH_RING_SIZE + 2 && qp.d_unsafe_end == b + LH_RING_SIZE + 1,
+	       "window over the ring: in order onto an unACKed backup's position: delivered with no copy (counted), the next in order delivered, nothing held");
+	/* beyond the ring from d_deliv (a gap with the window still sending): passed, alive */
+	qp.last_rx_ns -= 50000000ULL;
+	before = qp.last_rx_ns;
+	ok = dp_qp_put(h, &fl, &qp);
+	w0 = ctr("depot_window");
+	len = dp_data_frame(&fl, b + 3 * LH_RING_SIZE, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(ok && r.verdict == XDP_PASS_ && r.out_len == len && ctr("depot_window") == w0 + 1 &&
+		       dp_qp_get(h, &fl, &qp) && qp.d_deliv == b + LH_RING_SIZE + 2 &&
+		       qp.last_rx_ns > before && !(qp.flags & LH_QPF_STALE),
+	       "window over the ring: a PSN 2 rings ahead passes unchanged, counted; the QP stays alive");
+}
+
 static void depot_pool_full(void)
 {
 	struct dp_flow fl = f4;
@@ -1325,6 +1377,7 @@ int main(void)
 	sentry_v6_forward();
 	sentry_gateway();
 	pairing_in_bpf();
+	depot_window();
 	depot_unpaired();
 	depot_long_runs();
 	depot_pool_full();

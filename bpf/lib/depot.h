@@ -73,7 +73,8 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 	/* a first look without the lock decides whether a copy is worth making */
 	d = psn_diff(psn, READ_ONCE(qp->d_deliv));
-	if (lh_qp_stale(qp, &key, d, bpf_ktime_get_ns(), st))
+	now = bpf_ktime_get_ns();
+	if (lh_qp_stale(qp, &key, d, now, st))
 		return XDP_PASS;
 	if (d < 0) {
 		lh_count(st, LH_STAT_DEPOT_DUP_DELIVERED);
@@ -87,7 +88,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		 * for idle, the next such packet would make it stale.
 		 */
 		if (d < LH_QP_STALE_BACK)
-			WRITE_ONCE(qp->last_rx_ns, bpf_ktime_get_ns());
+			WRITE_ONCE(qp->last_rx_ns, now);
 		lh_count(st, LH_STAT_DEPOT_WINDOW);
 		return XDP_PASS;
 	}
@@ -98,11 +99,19 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	 */
 	if (d > 0)
 		lh_qp_paired(qp, &key);
-	idx = lh_pool_store(ctx, p, ring_idx, st);
+	e = &ring->ent[psn & LH_RING_MASK];
+	/*
+	 * In order onto a position an unACKed backup holds (a window over the
+	 * ring, below): it goes with no copy, so none is made (a pool store and
+	 * free per packet). Racy, and only a hint: the lock decides.
+	 */
+	if (d == 0 && LH_TAG_STATE(READ_ONCE(e->tag)) != LH_SLOT_FREE &&
+	    LH_TAG_PSN(READ_ONCE(e->tag)) != psn)
+		idx = LH_NO_SLOT;
+	else
+		idx = lh_pool_store(ctx, p, ring_idx, st);
 	if (idx == LH_NO_SLOT && d > 0)
 		return XDP_PASS; /* fail open: out of order goes to the NIC, its go-back-N recovers */
-	now = bpf_ktime_get_ns();
-	e = &ring->ent[psn & LH_RING_MASK];
 	nx = &ring->ent[(psn + 1) & LH_RING_MASK];
 
 	bpf_spin_lock(&qp->lock);

@@ -1202,11 +1202,12 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		}
 	}
 	pr_info("agent: %llu events, %llu QPs paired, %llu reports (%llu T/C-SACK), "
-		"%llu NACK retries, %llu silence NAKs, %llu silence ACKs, %llu runs continued, %llu QPs forgotten "
-		"(%llu new connections on their keys), %llu DC probes\n",
+		"%llu NACK retries, %llu silence NAKs, %llu silence ACKs, %llu runs continued, "
+		"%llu QPs forgotten (%llu new connections on their keys), %llu DC probes\n",
 		(unsigned long long)ag.st.events, (unsigned long long)ag.st.paired,
 		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
-		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks, (unsigned long long)ag.st.sack_acks,
+		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
+		(unsigned long long)ag.st.sack_acks,
 		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten,
 		(unsigned long long)ag.st.qps_stale,
 		(unsigned long long)ag.st.dc_probes);

@@ -384,11 +384,15 @@ static int req_fill(struct req_ctx *x, uint64_t now)
 		int burst = 0;
 
 		while (burst < BURST_PER_QP && req_can_send(x, q)) {
-			if (x->bytes_per_ns && x->tokens < 0)
+			/*
+			 * Out of tokens or room: the next fill starts after a QP
+			 * that sent, or under --rate the first QPs would take it all
+			 */
+			if ((x->bytes_per_ns && x->tokens < 0) || (err = req_build(x, q, now)) == -ENOSPC) {
+				if (burst)
+					x->rr = (x->rr + 1) % x->nqps;
 				return (int)built;
-			err = req_build(x, q, now);
-			if (err == -ENOSPC)
-				return (int)built;
+			}
 			if (err) {
 				pr_warn("building a packet: %s\n", strerror(-err));
 				return err;

@@ -7,7 +7,8 @@
  *    run in PSN order;
  *  - lh_dc_kick: run by the agent with BPF_PROG_TEST_RUN to continue a
  *    release or replay longer than one burst (the frame names the QP: a data
- *    packet releases, a NAK replays from its PSN).
+ *    packet releases, a NAK replays from its PSN);
+ *  - lh_dc_cmd: the agent's commands, run the same way (struct lh_cmd).
  * longhauld puts lh_dc_in and lh_dc_out first on their hooks, so that a
  * credit program sharing the DC egress (lh_cr_out of a credit longhauld on
  * the same node) sees each delivery once: the filler's clone and the run,
@@ -87,10 +88,13 @@ int lh_dc_out(struct __sk_buff *skb)
 	}
 	/*
 	 * Until the NIC's first ACK tells the requester's QPN the Depot cannot
-	 * NACK: ask the NIC to acknowledge each delivery (AckReq, ICRC redone).
-	 * The first ACK pairs the QP, a DC round trip after its first packet.
+	 * NACK: ask the NIC to acknowledge (AckReq, ICRC redone) the first
+	 * deliveries and then one in 32, not each (a QP that stays unpaired,
+	 * its PSNs shared with another, would double the ACKs for good). The
+	 * first ACK pairs the QP, a DC round trip after its first packet.
 	 */
 	if ((qp->flags & (LH_QPF_DEPOT | LH_QPF_PAIRED)) == LH_QPF_DEPOT &&
+	    (psn_diff(p.psn, READ_ONCE(qp->p_lo)) < 4 || !(p.psn & 31)) &&
 	    !lh_qp_paired(qp, &key) && p.l4_off == p.l3_off + (p.ipv6 ? 40 : 20) &&
 	    !lh_skb_set_ackreq(skb, p.l3_off, (__u32)(p.l4_off - p.l3_off) + p.udp_len, p.ipv6))
 		lh_count(st, LH_STAT_DEPOT_ACKREQ_PAIR);
@@ -155,6 +159,26 @@ int lh_dc_kick(struct __sk_buff *skb)
 	else
 		depot_release_run(skb, qp, ring, p.l3_off, cfg->dc_ifindex, &dk, st);
 	return TC_ACT_SHOT;
+}
+
+/*
+ * A command of the agent (struct lh_cmd after an Ethernet header), run with
+ * BPF_PROG_TEST_RUN: what must be atomic with the programs' own changes,
+ * which two syscalls are not. Returns the command's result.
+ */
+SEC("tc")
+int lh_dc_cmd(struct __sk_buff *skb)
+{
+	struct lh_cmd c;
+
+	if (bpf_skb_load_bytes(skb, 14, &c, sizeof(c)))
+		return -1;
+	switch (c.op) {
+	case LH_CMD_HOSTPAIR_PRUNE:
+		return lh_hostpair_prune(&c.hk);
+	default:
+		return -1;
+	}
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

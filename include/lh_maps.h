@@ -79,6 +79,14 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 #define LH_QPF_S_SYNCED 0x2000
 /* Sentry: s_acked holds the receiver's own highest ACK point */
 #define LH_QPF_S_ACKED 0x4000
+/* Unpaired and in its pair of hosts' list (lh_hostpair): ACKs can pair it */
+#define LH_QPF_LISTED 0x8000
+/*
+ * Learned while the gateway may have missed the QP's earlier packets (the
+ * agent just started, or a QP could not be learned or listed): its ACKs may
+ * name PSNs up to 65536 before p_lo or after p_hi, and pairing counts them in
+ */
+#define LH_QPF_WIDE 0x10000
 /* Sentry: any of these makes it filter or hold back; the watchdog clears them */
 #define LH_QPF_SENTRY_BUSY \
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \
@@ -189,6 +197,14 @@ struct lh_qp {
 	 * own look stale for longer than its ePSN stands still
 	 */
 	__u32 s_report_epsn;
+	/*
+	 * While unpaired: the lowest and highest PSN of its data this gateway
+	 * forwarded (Sentry: from the DC, Depot: from the WAN, held ones too).
+	 * A positive ACK names a PSN its receiver got, which came this way:
+	 * pairing takes the one unpaired QP whose range holds it (docs/maps.md)
+	 */
+	__u32 p_lo;
+	__u32 p_hi;
 	__u32 pad3;
 };
 
@@ -258,8 +274,15 @@ struct lh_ack_key {
 };
 _Static_assert(sizeof(struct lh_ack_key) == 36, "lh_ack_key is 36 bytes");
 
-/* Data QPs between two hosts, so that an ACK can be paired without the agent */
-#define LH_HOSTPAIR_QPS 8
+/*
+ * Unpaired data QPs between two hosts (lh_hostpair), so that the programs
+ * pair an ACK with no agent: the one listed QP whose forwarded range holds
+ * the ACK's PSN. A QP is listed when learned and leaves the list when an
+ * ACK pairs it; an entry whose list empties is deleted. The list is the
+ * whole truth or pairing waits: a QP that could not be listed (list or map
+ * full) or learned (lh_qp full) blocks all pairing for LH_PAIR_GUARD_NS.
+ */
+#define LH_HOSTPAIR_QPS 4096
 
 struct lh_hostpair_key {
 	__u8 saddr[16]; /* requester (data source) */
@@ -268,16 +291,31 @@ struct lh_hostpair_key {
 
 struct lh_hostpair {
 	struct bpf_spin_lock lock;
-	__u32 n; /* QPs learned between the two, may exceed LH_HOSTPAIR_QPS; | LH_HOSTPAIR_OVER */
-	__u32 dqpn[LH_HOSTPAIR_QPS]; /* their data QPNs (the responder's) */
+	__u32 n; /* QPs listed */
+	__u32 ver; /* changes with every change of the list: a scan that saw another is void */
+	__u32 dead; /* being deleted: add to a new entry instead */
+	__u32 dqpn[LH_HOSTPAIR_QPS]; /* their data QPNs (the responder's); may repeat one */
 };
 
-/*
- * Set in lh_hostpair.n once more than LH_HOSTPAIR_QPS QPs were learned: the
- * list misses some of them for good, so the programs leave pairing to the
- * agent until the last QP of the pair of hosts is forgotten (entry deleted).
- */
-#define LH_HOSTPAIR_OVER 0x80000000u
+/* Pairing's guard (lh_pair_guard, one entry): bpf_ktime_get_ns() times */
+struct lh_pair_guard {
+	__u64 wide_until_ns; /* QPs learned before this are LH_QPF_WIDE */
+	__u64 block_until_ns; /* no pairing before this: a QP is missing from the lists */
+};
+
+#define LH_PAIR_GUARD_NS 2000000000ULL
+
+/* Commands the agent runs in BPF (lh_dc_cmd, BPF_PROG_TEST_RUN), after an Ethernet header */
+enum lh_cmd_op {
+	/* drop the QPs that are gone or paired from a host pair's list; ret: how many */
+	LH_CMD_HOSTPAIR_PRUNE = 1,
+};
+
+struct lh_cmd {
+	__u32 op;
+	__u32 pad;
+	struct lh_hostpair_key hk;
+};
 
 enum lh_slot_state {
 	LH_SLOT_FREE = 0,
@@ -342,7 +380,7 @@ struct lh_config {
 /* ---- ring buffer events to the agent (lh_events) ---- */
 enum lh_event_type {
 	LH_EV_QP_NEW = 1, /* a data QP was learned: pair it */
-	LH_EV_ACK_UNPAIRED, /* an ACK for an unpaired QP: key, dqpn and psn say which */
+	LH_EV_ACK_UNPAIRED, /* (unused: the programs pair) */
 	LH_EV_RELEASE_MORE, /* a release or replay run stopped at LH_BURST: continue it */
 	LH_EV_POOL_EMPTY, /* no free slot: the pool is too small for the traffic */
 	LH_EV_NACK_MORE, /* (unused) */

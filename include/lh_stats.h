@@ -46,7 +46,11 @@
 	X(NOT_HANDLED, not_handled, "RoCEv2 the data path does not act on (READ, atomics, UD): passed") \
 	X(QP_TABLE_FULL, qp_table_full, "new QP but lh_qp is full: passed unchanged") \
 	X(QP_STALE, qp_stale, "a new connection on an old QP's key (far PSN after idle): passed, entry forgotten") \
-	X(ACK_UNPAIRED, ack_unpaired, "ACK/NAK of a QP not yet paired with its data direction") \
+	X(ACK_UNPAIRED, ack_unpaired, "ACK/NAK of a QP not yet paired with its data direction: passed") \
+	X(PAIRED, paired, "ACK paired with its data QP: the one unpaired QP between the hosts that forwarded its PSN") \
+	X(PAIR_AMBIGUOUS, pair_ambiguous, "ACK whose PSN several unpaired QPs between the hosts forwarded: left unpaired, passed") \
+	X(PAIR_BLOCKED, pair_blocked, "ACK not paired: a QP could not be learned or listed in the last 2 s (its ACKs could be taken for another's)") \
+	X(PAIR_UNLISTED, pair_unlisted, "new QP not listed for pairing (host pair map or list full): pairing blocked for 2 s") \
 	X(NAK_BUILD_FAIL, nak_build_fail, "a NAK could not be built in place: packet passed") \
 	X(DEPOT_NEW_QP, depot_new_qp, "Depot: QP learned from data arriving from the WAN") \
 	X(DEPOT_IN_ORDER, depot_in_order, "Depot: in-order packet delivered, copy kept for backup") \

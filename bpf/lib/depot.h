@@ -65,6 +65,9 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 	if (!(qp->flags & LH_QPF_DEPOT))
 		return XDP_PASS; /* a QP this gateway is the Sentry of, looping back: leave it */
+	/* whatever happens to it below, it goes to the NIC, which may ACK it */
+	if (!(READ_ONCE(qp->flags) & LH_QPF_PAIRED))
+		lh_pair_note(qp, &key, psn, bpf_ktime_get_ns(), st);
 	ring_idx = qp->ring;
 	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
 	if (!ring || (qp->flags & LH_QPF_NO_RING)) {

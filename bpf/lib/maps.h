@@ -44,7 +44,7 @@ struct {
 	__type(value, struct lh_qp_buf);
 } lh_qp_scratch SEC(".maps");
 
-/* ACK direction -> data key, written by the agent when it pairs a QP */
+/* ACK direction -> data key, written when an ACK pairs a QP (qp.h) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096); /* agent */
@@ -53,7 +53,7 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_ack SEC(".maps");
 
-/* Pairing from the agent: data key -> requester's QPN (BPF copies it into lh_qp) */
+/* Data key -> requester's QPN of each pairing; one made outside BPF (a test) is copied into lh_qp */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096); /* agent: as lh_qp */
@@ -62,14 +62,38 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_pair SEC(".maps");
 
-/* Data QPs per pair of hosts (struct lh_hostpair), written by lh_qp_learn, for pairing */
+/* Unpaired data QPs per pair of hosts (struct lh_hostpair), for pairing in BPF (qp.h) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096); /* agent: as lh_qp */
+	__uint(max_entries, 256); /* agent: --max-hostpairs */
 	__type(key, struct lh_hostpair_key);
 	__type(value, struct lh_hostpair);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_hostpair SEC(".maps");
+
+/*
+ * Where a new lh_hostpair entry is built (16 KB: no stack holds it; bytes,
+ * as for lh_qp_scratch). Not pinned, one per object.
+ */
+struct lh_hostpair_buf {
+	__u8 b[sizeof(struct lh_hostpair)];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lh_hostpair_buf);
+} lh_hostpair_scratch SEC(".maps");
+
+/* Pairing's guard (struct lh_pair_guard), one entry: the programs and the agent write it */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lh_pair_guard);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_pair_guard SEC(".maps");
 
 /* Depot QPs' PSN windows (struct lh_ring), one per QP that holds packets */
 struct {

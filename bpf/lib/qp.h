@@ -59,85 +59,354 @@ static __always_inline bool lh_qp_paired(struct lh_qp *qp, const struct lh_qp_ke
 	return true;
 }
 
-/* Remember a new data QP under its pair of hosts */
-static __always_inline void lh_hostpair_add(const struct lh_qp_key *k)
-{
-	struct lh_hostpair_key hk;
-	struct lh_hostpair *hp, fresh = {};
+/* ---- pairing (docs/maps.md, "Pairing") ---- */
 
-	__builtin_memcpy(hk.saddr, k->saddr, 16);
-	__builtin_memcpy(hk.daddr, k->daddr, 16);
-	hp = bpf_map_lookup_elem(&lh_hostpair, &hk);
-	if (!hp) {
-		bpf_map_update_elem(&lh_hostpair, &hk, &fresh, BPF_NOEXIST);
-		hp = bpf_map_lookup_elem(&lh_hostpair, &hk);
-		if (!hp)
-			return;
-	}
-	bpf_spin_lock(&hp->lock);
-	if (hp->n < LH_HOSTPAIR_QPS)
-		hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)] = k->dqpn;
-	hp->n++;
-	if ((hp->n & ~LH_HOSTPAIR_OVER) > LH_HOSTPAIR_QPS)
-		hp->n |= LH_HOSTPAIR_OVER; /* the list is incomplete from now on */
-	bpf_spin_unlock(&hp->lock);
+static __always_inline struct lh_pair_guard *lh_pair_guard_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&lh_pair_guard, &zero);
 }
 
 /*
- * Pair an ACK (responder -> requester, requester's QPN, PSN) with its data QP
- * right here when the pair of hosts has at most LH_HOSTPAIR_QPS QPs: the one
- * unpaired QP whose window holds the PSN. Otherwise (or when it is not
- * clear) the agent decides on the event. Returns 0 when paired.
+ * A QP is missing from the lists (not learned, or not listed): its ACKs
+ * could be taken for another QP's, so nothing pairs for LH_PAIR_GUARD_NS, and
+ * QPs learned meanwhile may have sent before they were learned (wide).
+ */
+static __always_inline void lh_pair_block(__u64 now)
+{
+	struct lh_pair_guard *g = lh_pair_guard_get();
+
+	if (!g)
+		return;
+	WRITE_ONCE(g->block_until_ns, now + LH_PAIR_GUARD_NS);
+	if (READ_ONCE(g->wide_until_ns) < now + LH_PAIR_GUARD_NS)
+		WRITE_ONCE(g->wide_until_ns, now + LH_PAIR_GUARD_NS);
+}
+
+static __always_inline void lh_hostpair_key_of(struct lh_hostpair_key *hk, const struct lh_qp_key *k)
+{
+	__builtin_memcpy(hk->saddr, k->saddr, 16);
+	__builtin_memcpy(hk->daddr, k->daddr, 16);
+}
+
+/*
+ * Put an unpaired QP into its pair of hosts' list. An entry being deleted
+ * (dead: its list emptied) takes no more: a new one does. Returns 0 when
+ * listed. A global function: the 16 KB entry is built in a per-CPU map.
+ */
+__noinline int lh_hostpair_list(const struct lh_qp_key *k)
+{
+	struct lh_hostpair_key hk;
+	struct lh_hostpair *hp, *init;
+	__u32 zero = 0, try;
+
+	if (!k)
+		return -1;
+	lh_hostpair_key_of(&hk, k);
+	for (try = 0; try < 4; try++) {
+		int ret = -1;
+
+		hp = bpf_map_lookup_elem(&lh_hostpair, &hk);
+		if (!hp) {
+			init = (struct lh_hostpair *)bpf_map_lookup_elem(&lh_hostpair_scratch, &zero);
+			if (!init)
+				return -1;
+			init->n = 0;
+			init->ver = 0;
+			init->dead = 0;
+			bpf_map_update_elem(&lh_hostpair, &hk, init, BPF_NOEXIST);
+			continue;
+		}
+		bpf_spin_lock(&hp->lock);
+		if (!hp->dead && hp->n < LH_HOSTPAIR_QPS) {
+			hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)] = k->dqpn;
+			hp->n++;
+			hp->ver++;
+			ret = 0;
+		} else if (!hp->dead) {
+			ret = -2; /* full */
+		}
+		bpf_spin_unlock(&hp->lock);
+		if (ret != -1)
+			return ret;
+	}
+	return -1;
+}
+
+/* List qp (unpaired, not listed) for pairing; when it cannot be, pairing waits */
+static __always_inline void lh_pair_list(struct lh_qp *qp, const struct lh_qp_key *k, __u64 now,
+					 struct lh_stats *st)
+{
+	if (lh_hostpair_list(k)) {
+		lh_count(st, LH_STAT_PAIR_UNLISTED);
+		lh_pair_block(now);
+		return;
+	}
+	bpf_spin_lock(&qp->lock);
+	qp->flags |= LH_QPF_LISTED;
+	bpf_spin_unlock(&qp->lock);
+}
+
+/*
+ * A data packet of a QP not yet paired, on its way on: widen the QP's
+ * forwarded range to its PSN (before it leaves, so before any ACK of it can
+ * come back), and list the QP if it is not.
+ */
+static __always_inline void lh_pair_note(struct lh_qp *qp, const struct lh_qp_key *k, __u32 psn,
+					 __u64 now, struct lh_stats *st)
+{
+	bool list;
+
+	bpf_spin_lock(&qp->lock);
+	if (psn_diff(psn, qp->p_lo) < 0)
+		qp->p_lo = psn;
+	if (psn_diff(psn, qp->p_hi) > 0)
+		qp->p_hi = psn;
+	list = !(qp->flags & (LH_QPF_LISTED | LH_QPF_PAIRED | LH_QPF_STALE));
+	bpf_spin_unlock(&qp->lock);
+	if (list)
+		lh_pair_list(qp, k, now, st);
+}
+
+#define LH_PAIR_PRUNE_MAX 8
+/* lh_pair_scratch's entries: one for the packet paths (ingress, which do not nest on a CPU), one for the agent's commands */
+#define LH_PAIR_SCRATCH_PKT 0
+#define LH_PAIR_SCRATCH_CMD 1
+/*
+ * How far before p_lo and after p_hi an LH_QPF_WIDE QP's ACKs may go (as
+ * LH_QP_STALE_BACK): its receiver may have had PSNs from before it was
+ * learned, and ACK them again when the NIC resends
+ */
+#define LH_PAIR_WIDE_BACK 65536
+
+/* One pass over a host pair's list (bpf_loop), for an ACK's PSN or for pruning */
+struct lh_pair_scan {
+	struct lh_qp_key k; /* the host pair's addresses; dqpn of the entry looked at */
+	__u32 psn;
+	__u32 n;
+	__u32 match; /* QPs whose range holds psn */
+	__u32 best_i;
+	__u32 best_dqpn;
+	__u32 ndead;
+	__u32 dead_i[LH_PAIR_PRUNE_MAX];
+	__u32 dead_dqpn[LH_PAIR_PRUNE_MAX];
+	bool prune_only;
+};
+
+/* Room for a scan (its callers' stacks are full), not pinned, one per object */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct lh_pair_scan);
+} lh_pair_scratch SEC(".maps");
+
+/* bpf_loop's context: a map value holds no pointer, a stack slot does */
+struct lh_pair_ctx {
+	struct lh_hostpair *hp;
+	struct lh_pair_scan *s;
+};
+
+static __always_inline struct lh_pair_scan *lh_pair_scan_get(__u32 which)
+{
+	struct lh_pair_scan *s = bpf_map_lookup_elem(&lh_pair_scratch, &which);
+
+	if (s)
+		__builtin_memset(s, 0, sizeof(*s));
+	return s;
+}
+
+/*
+ * Whether the QP's forwarded range holds psn. A range of 2^22 PSNs or more
+ * (a QP unpaired for that long) holds every PSN: psn_diff cannot tell.
+ */
+static __always_inline bool lh_pair_range_holds(const struct lh_qp *qp, __u32 flags, __u32 psn)
+{
+	__u32 lo = READ_ONCE(qp->p_lo), hi = READ_ONCE(qp->p_hi);
+	__s32 span;
+
+	if (flags & LH_QPF_WIDE) {
+		lo = psn_add(lo, -(__u32)LH_PAIR_WIDE_BACK);
+		hi = psn_add(hi, LH_PAIR_WIDE_BACK);
+	}
+	span = psn_diff(hi, lo);
+	if (span < 0 || span >= (1 << 22))
+		return true;
+	return psn_diff(psn, lo) >= 0 && psn_diff(hi, psn) >= 0;
+}
+
+static long lh_pair_scan_one(__u32 i, void *ctx)
+{
+	struct lh_pair_ctx *c = ctx;
+	struct lh_pair_scan *s = c->s;
+	struct lh_hostpair *hp = c->hp;
+	struct lh_qp *qp;
+	__u32 dqpn, flags;
+
+	if (!s || !hp || i >= s->n || i >= LH_HOSTPAIR_QPS)
+		return 1;
+	dqpn = READ_ONCE(hp->dqpn[i]);
+	s->k.dqpn = dqpn;
+	qp = bpf_map_lookup_elem(&lh_qp, &s->k);
+	flags = qp ? READ_ONCE(qp->flags) : 0;
+	if (!qp || (flags & (LH_QPF_PAIRED | LH_QPF_STALE)) || bpf_map_lookup_elem(&lh_pair, &s->k)) {
+		/* gone, or paired some other way: to be dropped from the list */
+		if (s->ndead < LH_PAIR_PRUNE_MAX) {
+			s->dead_i[s->ndead & (LH_PAIR_PRUNE_MAX - 1)] = i;
+			s->dead_dqpn[s->ndead & (LH_PAIR_PRUNE_MAX - 1)] = dqpn;
+			s->ndead++;
+		}
+		return 0;
+	}
+	if (s->prune_only || (s->match && dqpn == s->best_dqpn))
+		return 0; /* listed twice: one QP */
+	if (!lh_pair_range_holds(qp, flags, s->psn))
+		return 0;
+	s->match++;
+	s->best_i = i;
+	s->best_dqpn = dqpn;
+	return s->match > 1; /* a second: ambiguous, no need to look further */
+}
+
+/*
+ * Drop the dead entries a scan found (highest index first: each is
+ * replaced by the last), and the QP at best_i when take is set, provided
+ * the list did not change since the scan (ver). An emptied entry is
+ * marked dead and deleted. Returns whether best_i was taken.
+ */
+static __always_inline bool lh_pair_commit(struct lh_hostpair *hp, struct lh_pair_scan *s,
+					   struct lh_hostpair_key *hk, __u32 ver, bool take)
+{
+	bool taken = false, empty = false;
+	__u32 j;
+
+	bpf_spin_lock(&hp->lock);
+	if (take && hp->ver == ver && s->best_i < hp->n && hp->n <= LH_HOSTPAIR_QPS &&
+	    hp->dqpn[s->best_i & (LH_HOSTPAIR_QPS - 1)] == s->best_dqpn) {
+		/* every dead index is below best_i or stays valid: best_i goes last */
+		taken = true;
+	}
+	for (j = LH_PAIR_PRUNE_MAX; j > 0; j--) {
+		__u32 d = j - 1, i;
+
+		if (d >= s->ndead)
+			continue;
+		i = s->dead_i[d] & (LH_HOSTPAIR_QPS - 1);
+		if (i < hp->n && hp->n <= LH_HOSTPAIR_QPS &&
+		    hp->dqpn[i] == s->dead_dqpn[d & (LH_PAIR_PRUNE_MAX - 1)]) {
+			hp->n--;
+			if (taken && s->best_i == hp->n)
+				s->best_i = i; /* the last, moving into the hole */
+			hp->dqpn[i] = hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)];
+			hp->ver++;
+		}
+	}
+	if (taken && s->best_i < hp->n && hp->n <= LH_HOSTPAIR_QPS) {
+		hp->n--;
+		hp->dqpn[s->best_i & (LH_HOSTPAIR_QPS - 1)] = hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)];
+		hp->ver++;
+	}
+	if (!hp->n) {
+		hp->dead = 1;
+		empty = true;
+	}
+	bpf_spin_unlock(&hp->lock);
+	if (empty)
+		bpf_map_delete_elem(&lh_hostpair, hk);
+	return taken;
+}
+
+/*
+ * Drop the QPs that are gone or paired from a host pair's list (the agent's
+ * lh_dc_cmd, on its timer). Returns how many went.
+ */
+__noinline int lh_hostpair_prune(struct lh_hostpair_key *hk)
+{
+	struct lh_pair_ctx c = { .s = lh_pair_scan_get(LH_PAIR_SCRATCH_CMD) };
+	struct lh_pair_scan *s = c.s;
+
+	if (!hk || !s)
+		return 0;
+	c.hp = bpf_map_lookup_elem(&lh_hostpair, hk);
+	if (!c.hp)
+		return 0;
+	__builtin_memcpy(s->k.saddr, hk->saddr, 16);
+	__builtin_memcpy(s->k.daddr, hk->daddr, 16);
+	s->n = READ_ONCE(c.hp->n);
+	s->prune_only = true;
+	bpf_loop(LH_HOSTPAIR_QPS, lh_pair_scan_one, &c, 0);
+	if (s->ndead || !s->n)
+		lh_pair_commit(c.hp, s, hk, 0, false);
+	return s->ndead;
+}
+
+/*
+ * Pair an ACK (responder -> requester, requester's QPN, PSN) with its data
+ * QP. A positive ACK names a PSN its receiver got, and so one this gateway
+ * forwarded (it sees both directions of what it serves): its QP is among
+ * the unpaired QPs between the two hosts whose forwarded range holds the
+ * PSN. When exactly one does, that is it; when several do (equal start
+ * PSNs, say) the ACK pairs nothing and the next tries again. A NAK names
+ * the receiver's expected PSN, which may never have come this way: it does
+ * not pair. Returns 0 when paired.
  */
 __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 {
+	struct lh_stats *st = lh_stats_get();
+	struct lh_pair_ctx c = { .s = lh_pair_scan_get(LH_PAIR_SCRATCH_PKT) };
+	struct lh_pair_scan *s = c.s;
 	struct lh_hostpair_key hk;
-	struct lh_qp_key ack, k, best = {};
-	struct lh_hostpair *hp;
-	__s32 best_d = 0x7fffffff;
-	__u32 i, n, ties = 0, peer;
+	struct lh_pair_guard *g;
+	struct lh_qp_key ack;
+	struct lh_qp *qp;
+	__u32 ver, peer;
+	__u64 now;
 
-	if (!p)
+	if (!p || !s || (p->syndrome & AETH_TYPE_MASK) != AETH_TYPE_ACK)
 		return -1;
 	/* the ACK goes from the responder (its source) to the requester */
 	__builtin_memcpy(hk.saddr, p->daddr, 16);
 	__builtin_memcpy(hk.daddr, p->saddr, 16);
-	hp = bpf_map_lookup_elem(&lh_hostpair, &hk);
-	if (!hp)
+	c.hp = bpf_map_lookup_elem(&lh_hostpair, &hk);
+	if (!c.hp)
 		return -1;
-	n = hp->n;
-	if (n > LH_HOSTPAIR_QPS)
+	now = bpf_ktime_get_ns();
+	g = lh_pair_guard_get();
+	if (g && now < READ_ONCE(g->block_until_ns)) {
+		lh_count(st, LH_STAT_PAIR_BLOCKED);
 		return -1;
-	__builtin_memcpy(k.saddr, hk.saddr, 16);
-	__builtin_memcpy(k.daddr, hk.daddr, 16);
-	for (i = 0; i < LH_HOSTPAIR_QPS; i++) {
-		struct lh_qp *qp;
-		__s32 d;
-
-		if (i >= n)
-			break;
-		k.dqpn = hp->dqpn[i];
-		qp = bpf_map_lookup_elem(&lh_qp, &k);
-		if (!qp || (qp->flags & LH_QPF_PAIRED) || bpf_map_lookup_elem(&lh_pair, &k))
-			continue;
-		d = psn_diff((qp->flags & LH_QPF_DEPOT) ? qp->d_deliv : qp->s_next, p->psn);
-		if (d <= 0 || d > 65536)
-			continue;
-		if (d == best_d)
-			ties++;
-		if (d < best_d) {
-			best_d = d;
-			best = k;
-			ties = 0;
-		}
 	}
-	if (best_d == 0x7fffffff || ties)
+	__builtin_memcpy(s->k.saddr, hk.saddr, 16);
+	__builtin_memcpy(s->k.daddr, hk.daddr, 16);
+	s->psn = p->psn;
+	ver = READ_ONCE(c.hp->ver);
+	asm volatile("" ::: "memory");
+	s->n = READ_ONCE(c.hp->n);
+	bpf_loop(LH_HOSTPAIR_QPS, lh_pair_scan_one, &c, 0);
+	if (s->match > 1)
+		lh_count(st, LH_STAT_PAIR_AMBIGUOUS);
+	if (s->match != 1) {
+		if (s->ndead)
+			lh_pair_commit(c.hp, s, &hk, ver, false);
 		return -1;
+	}
+	if (!lh_pair_commit(c.hp, s, &hk, ver, true))
+		return -1; /* the list changed meanwhile: the next ACK */
+	s->k.dqpn = s->best_dqpn; /* the data key */
 	peer = p->qpn;
 	lh_key_of(&ack, p);
-	if (bpf_map_update_elem(&lh_pair, &best, &peer, BPF_ANY) ||
-	    bpf_map_update_elem(&lh_ack, &ack, &best, BPF_ANY))
+	if (bpf_map_update_elem(&lh_ack, &ack, &s->k, BPF_ANY) ||
+	    bpf_map_update_elem(&lh_pair, &s->k, &peer, BPF_ANY))
 		return -1;
+	qp = bpf_map_lookup_elem(&lh_qp, &s->k);
+	if (qp) {
+		bpf_spin_lock(&qp->lock);
+		qp->peer_qpn = peer;
+		qp->flags = (qp->flags | LH_QPF_PAIRED) & ~LH_QPF_LISTED;
+		bpf_spin_unlock(&qp->lock);
+	}
+	lh_count(st, LH_STAT_PAIRED);
 	return 0;
 }
 
@@ -180,17 +449,9 @@ static __always_inline bool lh_qp_stale(struct lh_qp *qp, const struct lh_qp_key
 }
 
 /*
- * At most one LH_EV_ACK_UNPAIRED per this many ns per BPF object (its .bss): ACKs of QPs
- * this gateway never saw data of (traffic routed around it, a scan) must
- * not flood the agent. Racy across CPUs, and only a limit.
- */
-#define LH_UNPAIRED_EV_GAP_NS 100000ULL
-static __u64 lh_unpaired_ev_ns;
-
-/*
  * Data QP of an ACK/NAK (the packet's own key is the ACK direction), pairing
- * it on the spot when that is clear; NULL when unpaired (an event then asks
- * the agent). *dkey receives the data key.
+ * it on the spot when that is clear; NULL when unpaired (it passes, and the
+ * next ACK tries again). *dkey receives the data key.
  */
 static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
 						  struct lh_qp_key *ack_key, struct lh_qp_key *dkey,
@@ -203,13 +464,7 @@ static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
 	if (!dk && !lh_pair_from_ack(p))
 		dk = bpf_map_lookup_elem(&lh_ack, ack_key);
 	if (!dk) {
-		__u64 now = bpf_ktime_get_ns();
-
 		lh_count(st, LH_STAT_ACK_UNPAIRED);
-		if (now - lh_unpaired_ev_ns >= LH_UNPAIRED_EV_GAP_NS) {
-			lh_unpaired_ev_ns = now;
-			lh_event(LH_EV_ACK_UNPAIRED, ack_key, p->psn, 0);
-		}
 		return NULL;
 	}
 	*dkey = *dk;
@@ -226,9 +481,11 @@ static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
 __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 {
 	struct lh_stats *st = lh_stats_get();
+	struct lh_pair_guard *g = lh_pair_guard_get();
 	struct lh_qp *init;
 	struct lh_qp_key k;
 	__u32 ring = LH_NO_SLOT, zero = 0;
+	__u64 now = bpf_ktime_get_ns();
 	long err;
 
 	if (!p)
@@ -239,10 +496,14 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 	__builtin_memset(init, 0, sizeof(*init));
 	lh_key_of(&k, p);
 	init->flags = role | (p->ipv6 ? LH_QPF_IPV6 : 0);
+	if (g && now < READ_ONCE(g->wide_until_ns))
+		init->flags |= LH_QPF_WIDE;
 	init->pkey = p->pkey;
 	init->sport = p->sport;
-	init->last_rx_ns = bpf_ktime_get_ns();
-	init->last_progress_ns = init->last_rx_ns;
+	init->last_rx_ns = now;
+	init->last_progress_ns = now;
+	init->p_lo = p->psn;
+	init->p_hi = p->psn;
 	if (role == LH_QPF_DEPOT) {
 		if (bpf_map_pop_elem(&lh_ring_free, &ring)) {
 			init->flags |= LH_QPF_NO_RING;
@@ -270,6 +531,7 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 		if (ring != LH_NO_SLOT)
 			bpf_map_push_elem(&lh_ring_free, &ring, 0);
 		lh_count(st, LH_STAT_QP_TABLE_FULL);
+		lh_pair_block(now); /* its ACKs must not pair another QP */
 		return -1;
 	}
 	if (err) {
@@ -278,7 +540,9 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 		return 0;
 	}
 	lh_event(LH_EV_QP_NEW, &k, p->psn, init->flags);
-	lh_hostpair_add(&k);
+	init = bpf_map_lookup_elem(&lh_qp, &k);
+	if (init)
+		lh_pair_list(init, &k, now, st);
 	return 0;
 }
 

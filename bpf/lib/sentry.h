@@ -394,6 +394,8 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	if (!(qp->flags & LH_QPF_SENTRY))
 		return XDP_PASS;
 	now = bpf_ktime_get_ns();
+	if (!(READ_ONCE(qp->flags) & LH_QPF_PAIRED))
+		lh_pair_note(qp, &key, psn, now, st);
 	if (lh_qp_stale(qp, &key, psn_diff(psn, READ_ONCE(qp->s_next)), now, st))
 		return XDP_PASS;
 	lh_qp_paired(qp, &key);

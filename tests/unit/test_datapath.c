@@ -542,32 +542,192 @@ static void depot_nack_rule(void)
 	       "Depot-NACK: the same across the PSN wrap");
 }
 
-/* More QPs between two hosts than the list holds: pairing goes to the agent for good */
-static void hostpair_overflow(void)
+/* ---- pairing at any scale (qp.h) ---- */
+
+static bool hostpair_of(const struct dp_flow *fl, struct lh_hostpair *hp)
 {
-	struct dp_flow fl = f4;
 	struct lh_hostpair_key hk;
-	struct lh_hostpair hp;
 	struct lh_qp_key k;
+
+	dp_qp_key(fl, &k);
+	memcpy(hk.saddr, k.saddr, 16);
+	memcpy(hk.daddr, k.daddr, 16);
+	return !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_hostpair"), &hk, hp);
+}
+
+/* The requester's QPN lh_pair holds for data QPN dqpn of fl's host pair; 0: none */
+static uint32_t paired_with(const struct dp_flow *fl, uint32_t dqpn)
+{
+	struct lh_qp_key k;
+	uint32_t peer = 0;
+
+	dp_qp_key(fl, &k);
+	k.dqpn = dqpn;
+	if (bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer))
+		return 0;
+	return peer;
+}
+
+static bool qp_of(const struct dp_flow *fl, uint32_t dqpn, struct lh_qp *qp)
+{
+	struct lh_qp_key k;
+
+	dp_qp_key(fl, &k);
+	k.dqpn = dqpn;
+	return !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, qp);
+}
+
+static void depot_send(const struct dp_flow *fl, uint32_t dqpn, uint32_t psn)
+{
 	uint8_t in[9216];
 	struct run r;
 	size_t len;
-	uint32_t q;
 
-	fl.b.v4.s_addr = htonl(0x0a000906);
-	for (q = 0; q <= LH_HOSTPAIR_QPS; q++) {
-		dp_data_qpn = 0x100 + q;
-		len = dp_data_frame(&fl, 100, in);
-		xdp("lh_wan_xdp", in, len, &r);
-	}
+	dp_data_qpn = dqpn;
+	len = dp_data_frame(fl, psn, in);
+	xdp("lh_wan_xdp", in, len, &r);
 	dp_data_qpn = 0;
+}
+
+/* The receiving NIC (requester's QPN req) ACKs or NAKs psn */
+static void nic_ack(const struct dp_flow *fl, uint32_t req, uint32_t psn, uint8_t syndrome)
+{
+	uint8_t in[9216];
+	struct run r;
+	size_t len;
+
+	dp_ack_qpn = req;
+	len = dp_ack_frame(fl, psn, syndrome, 0, 1, in);
+	tc("lh_dc_in", in, len, &r);
+	dp_ack_qpn = 0;
+}
+
+static void set_guard(uint64_t wide_until, uint64_t block_until)
+{
+	struct lh_pair_guard g = { .wide_until_ns = wide_until, .block_until_ns = block_until };
+	uint32_t zero = 0;
+
+	bpf_map_update_elem(lh_harness_map_fd(h, "lh_pair_guard"), &zero, &g, BPF_ANY);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * An ACK pairs the one unpaired QP between the two hosts that forwarded its
+ * PSN: QPs with the same start PSN wait until one of them is ahead; a NAK,
+ * or an ACK no QP's range holds, pairs nothing; many QPs between the same
+ * hosts all pair, each with its own requester.
+ */
+static void pairing_ranges(void)
+{
+	struct dp_flow fl = f4, many = f4;
+	struct lh_hostpair hp;
+	struct lh_qp qp;
+	int64_t c0, c1, c2;
+	uint32_t q, wrong = 0;
+
+	fl.b.v4.s_addr = htonl(0x0a000a01);
+	depot_send(&fl, 0x300, 5000);
+	depot_send(&fl, 0x301, 5000);
+	depot_send(&fl, 0x300, 5001);
+	depot_send(&fl, 0x301, 5001);
+	depot_send(&fl, 0x301, 5002);
+	tap_ok(hostpair_of(&fl, &hp) && hp.n == 2, "pairing: two new QPs between two hosts are listed");
+
+	c0 = ctr("pair_ambiguous");
+	c1 = ctr("ack_unpaired");
+	nic_ack(&fl, 0x400, 5001, 0x1f);
+	tap_ok(ctr("pair_ambiguous") == c0 + 1 && ctr("ack_unpaired") == c1 + 1 &&
+		       !paired_with(&fl, 0x300) && !paired_with(&fl, 0x301),
+	       "pairing: an ACK of a PSN two QPs forwarded (same start PSN) pairs neither: passed, counted");
+
+	c0 = ctr("paired");
+	nic_ack(&fl, 0x401, 5002, 0x1f);
+	tap_ok(ctr("paired") == c0 + 1 && paired_with(&fl, 0x301) == 0x401 && !paired_with(&fl, 0x300) &&
+		       qp_of(&fl, 0x301, &qp) && (qp.flags & LH_QPF_PAIRED) &&
+		       !(qp.flags & LH_QPF_LISTED) && qp.peer_qpn == 0x401 &&
+		       hostpair_of(&fl, &hp) && hp.n == 1,
+	       "pairing: an ACK of a PSN only one of them forwarded pairs that one, which leaves the list");
+
+	nic_ack(&fl, 0x400, 5001, 0x1f);
+	tap_ok(paired_with(&fl, 0x300) == 0x400 && !hostpair_of(&fl, &hp),
+	       "pairing: the other's ACK pairs it now; the emptied list is deleted");
+
+	depot_send(&fl, 0x302, 7000);
+	c0 = ctr("paired");
+	nic_ack(&fl, 0x402, 7000, 0x60);
+	nic_ack(&fl, 0x402, 6999, 0x1f);
+	c1 = ctr("paired");
+	nic_ack(&fl, 0x402, 7000, 0x1f);
+	tap_ok(c1 == c0 && ctr("paired") == c0 + 1 && paired_with(&fl, 0x302) == 0x402,
+	       "pairing: a NAK (its PSN may never have come this way) and an ACK of a PSN not forwarded pair nothing");
+
+	/* 100 QPs between the same two hosts (the list held 8 before) */
+	many.b.v4.s_addr = htonl(0x0a000a02);
+	for (q = 0; q < 100; q++)
+		depot_send(&many, 0x1000 + q, (q * 40000 + 123) & ROCE_PSN_MASK);
+	for (q = 0; q < 100; q++)
+		depot_send(&many, 0x1000 + q, (q * 40000 + 124) & ROCE_PSN_MASK);
+	c0 = ctr("paired");
+	for (q = 0; q < 100; q++)
+		nic_ack(&many, 0x5000 + q, (q * 40000 + 124) & ROCE_PSN_MASK, 0x1f);
+	for (q = 0; q < 100; q++)
+		wrong += paired_with(&many, 0x1000 + q) != 0x5000 + q;
+	tap_ok(ctr("paired") == c0 + 100 && !wrong && !hostpair_of(&many, &hp),
+	       "pairing: 100 QPs between the same two hosts, each paired with its own requester in BPF (%u wrong)",
+	       wrong);
+
+	/* a QP missing from the lists: nothing pairs until the guard runs out */
+	depot_send(&fl, 0x303, 9000);
+	set_guard(0, mono_ns() + 60000000000ull);
+	c0 = ctr("pair_blocked");
+	nic_ack(&fl, 0x403, 9000, 0x1f);
+	c2 = paired_with(&fl, 0x303);
+	set_guard(0, 0);
+	nic_ack(&fl, 0x403, 9000, 0x1f);
+	tap_ok(ctr("pair_blocked") == c0 + 1 && !c2 && paired_with(&fl, 0x303) == 0x403,
+	       "pairing: blocked while a QP could not be listed (counted), paired once the guard ran out");
+
+	/* a QP learned when the gateway may have missed its start: its ACKs may go back */
+	set_guard(mono_ns() + 60000000000ull, 0);
+	depot_send(&fl, 0x304, 30000);
+	set_guard(0, 0);
+	c2 = qp_of(&fl, 0x304, &qp) && (qp.flags & LH_QPF_WIDE);
+	nic_ack(&fl, 0x404, 29000, 0x1f);
+	tap_ok(c2 && paired_with(&fl, 0x304) == 0x404,
+	       "pairing: a QP learned mid-flight (wide) pairs from an ACK of a PSN before its first");
+}
+
+/* The agent's prune (lh_dc_cmd): a listed QP that is gone leaves the list, which goes */
+static void pairing_prune(void)
+{
+	struct dp_flow fl = f4;
+	struct {
+		uint8_t eth[14];
+		struct lh_cmd c;
+	} __attribute__((packed)) cmd = { .eth = { [12] = 0x08 }, .c.op = LH_CMD_HOSTPAIR_PRUNE };
+	struct lh_hostpair hp;
+	struct lh_qp_key k;
+	struct run r;
+	bool listed;
+
+	fl.b.v4.s_addr = htonl(0x0a000a03);
+	depot_send(&fl, 0x305, 11000);
+	listed = hostpair_of(&fl, &hp) && hp.n == 1;
 	dp_qp_key(&fl, &k);
-	memcpy(hk.saddr, k.saddr, 16);
-	memcpy(hk.daddr, k.daddr, 16);
-	tap_ok(!bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_hostpair"), &hk, &hp) &&
-		       hp.n == ((LH_HOSTPAIR_QPS + 1) | LH_HOSTPAIR_OVER),
-	       "pairing: the %uth QP between two hosts marks their list incomplete (the agent pairs from then on)",
-	       LH_HOSTPAIR_QPS + 1);
+	k.dqpn = 0x305;
+	bpf_map_delete_elem(lh_harness_map_fd(h, "lh_qp"), &k);
+	memcpy(cmd.c.hk.saddr, k.saddr, 16);
+	memcpy(cmd.c.hk.daddr, k.daddr, 16);
+	tc("lh_dc_cmd", (const uint8_t *)&cmd, sizeof(cmd), &r);
+	tap_ok(listed && r.verdict == 1 && !hostpair_of(&fl, &hp),
+	       "pairing: the agent's prune drops a forgotten QP from its list, and the emptied list");
 }
 
 /* ---- Sentry ---- */
@@ -1382,7 +1542,8 @@ int main(void)
 	depot_long_runs();
 	depot_pool_full();
 	depot_nack_rule();
-	hostpair_overflow();
+	pairing_ranges();
+	pairing_prune();
 	lh_harness_close(h);
 	return tap_done();
 }

@@ -28,6 +28,7 @@
 #include "report.h"
 
 #define MAX_SCAN 65536 /* QPs looked at per timer tick */
+#define PRUNE_NS 100000000ull /* the pairing lists are pruned every 100 ms */
 #define SILENCE_SLOTS 4096
 #define PACE_US 100 /* gateway re-sends: the pacer's period */
 
@@ -97,6 +98,7 @@ struct agent {
 	uint32_t report_seq;
 	/* the tick came late (timer expirations missed): the agent itself was not running */
 	bool tick_late;
+	uint64_t prune_ns; /* last prune of the pairing lists */
 	/* Sentry, gateway recovery: the re-send queue (FIFO) and its pacer */
 	int pool_fd, config_fd, pace_fd;
 	struct gw_req *gwq;
@@ -107,6 +109,10 @@ struct agent {
 	bool gw_pacing, gw_full, gw_full_set, rtt_known;
 	struct lh_slot *slot_buf;
 	struct lh_ring *ring_buf;
+	/* the timer's copy of lh_qp, read in batches (a syscall per QP cost a core at 1024 QPs) */
+	struct lh_qp_key *tick_keys;
+	struct lh_qp *tick_qps;
+	uint32_t tick_cap;
 };
 
 static uint64_t now_ns(void)
@@ -175,73 +181,6 @@ static int dc_host_mac(const struct agent *ag, const uint8_t *key_addr, uint8_t 
 	addr_from_key(&a, key_addr);
 	return lh_nl_neigh_get(is_v4mapped(key_addr) ? AF_INET : AF_INET6, ag->cfg->dc.ifindex,
 			       is_v4mapped(key_addr) ? (void *)&a.v4 : (void *)&a.v6, mac);
-}
-
-/* ---- pairing ----
- * An ACK (responder B -> requester A, requester's QPN S, PSN p) belongs to
- * the data QP (A -> B, responder's QPN R) whose PSNs it acknowledges. With
- * one unpaired QP between A and B that is it; with several, the one whose
- * window holds p (PSNs are random 24-bit numbers: two windows overlap only
- * by a very unlikely accident, and then we wait for the next ACK).
- */
-static int32_t psn_dist(uint32_t next, uint32_t p)
-{
-	return psn_diff(next, p);
-}
-
-static void pair_ack(struct agent *ag, const struct lh_event *ev)
-{
-	struct lh_qp_key ack, k, best = { 0 }, cur, *prev = NULL;
-	int32_t best_dist = INT32_MAX;
-	int candidates = 0, ties = 0;
-	uint32_t peer;
-	struct lh_qp qp;
-
-	memcpy(ack.saddr, ev->saddr, 16);
-	memcpy(ack.daddr, ev->daddr, 16);
-	ack.dqpn = ev->dqpn;
-	if (!bpf_map_lookup_elem(ag->ack_fd, &ack, &k))
-		return; /* paired meanwhile */
-	while (!bpf_map_get_next_key(ag->qp_fd, prev, &cur)) {
-		int32_t d;
-
-		prev = &k;
-		k = cur;
-		if (memcmp(cur.saddr, ev->daddr, 16) || memcmp(cur.daddr, ev->saddr, 16))
-			continue;
-		if (!bpf_map_lookup_elem(ag->pair_fd, &cur, &peer))
-			continue; /* already paired with another ACK QP */
-		if (bpf_map_lookup_elem(ag->qp_fd, &cur, &qp))
-			continue;
-		if (qp.flags & LH_QPF_DEPOT)
-			d = psn_dist(qp.d_deliv, ev->psn);
-		else
-			d = psn_dist(qp.s_next, ev->psn);
-		candidates++;
-		if (d <= 0 || d > 65536)
-			continue;
-		if (d == best_dist)
-			ties++;
-		if (d < best_dist) {
-			best_dist = d;
-			best = cur;
-			ties = 0;
-		}
-	}
-	if (best_dist == INT32_MAX || ties) {
-		ag->st.pair_ambiguous++;
-		pr_debug("ACK QP 0x%x psn %u fits %s of %d data QPs: waiting\n", ev->dqpn, ev->psn,
-			 ties ? "several" : "none", candidates);
-		return;
-	}
-	peer = ev->dqpn;
-	if (bpf_map_update_elem(ag->pair_fd, &best, &peer, BPF_ANY) ||
-	    bpf_map_update_elem(ag->ack_fd, &ack, &best, BPF_ANY)) {
-		pr_warn("pairing: map update: %s\n", strerror(errno));
-		return;
-	}
-	ag->st.paired++;
-	pr_debug("paired data QP 0x%x with requester QP 0x%x\n", best.dqpn, peer);
 }
 
 /* ---- Depot-NACKs and reports from user space ---- */
@@ -700,9 +639,6 @@ static int on_event(void *ctx, void *data, size_t size)
 		pr_debug("new %s QP 0x%x at PSN %u\n", (ev->flags & LH_QPF_DEPOT) ? "Depot" : "Sentry",
 			 ev->dqpn, ev->psn);
 		break;
-	case LH_EV_ACK_UNPAIRED:
-		pair_ack(ag, ev);
-		break;
 	case LH_EV_GAP:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
 			send_report(ag, &k, &qp, false, false);
@@ -741,37 +677,31 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- the timer ---- */
 
-/* Take a forgotten QP out of its pair of hosts' list (the programs pair from it) */
-static void forget_in_hostpair(struct agent *ag, const struct lh_qp_key *k)
+/*
+ * Drop the QPs that are gone or paired from the host pairs' lists (the
+ * programs pair from them). In BPF (lh_dc_cmd): the programs change the
+ * lists under their lock, which a read and a write from here are not.
+ */
+static void prune_hostpairs(struct agent *ag)
 {
-	struct lh_hostpair_key hk;
-	struct lh_hostpair hp;
-	uint32_t i, j, n;
+	struct lh_hostpair_key hk, cur, *prev = NULL;
+	struct {
+		uint8_t eth[14];
+		struct lh_cmd c;
+	} __attribute__((packed)) buf = { .eth = { [12] = 0x08 }, .c.op = LH_CMD_HOSTPAIR_PRUNE };
+	struct __sk_buff skb = { 0 };
+	int scanned = 0;
 
-	memcpy(hk.saddr, k->saddr, 16);
-	memcpy(hk.daddr, k->daddr, 16);
-	if (bpf_map_lookup_elem_flags(ag->hostpair_fd, &hk, &hp, BPF_F_LOCK))
-		return;
-	/*
-	 * Once over LH_HOSTPAIR_QPS the list stays incomplete (LH_HOSTPAIR_OVER)
-	 * and only the count goes down: the programs must not pair from a list
-	 * that lacks live QPs. Not atomic with the programs' additions (two
-	 * syscalls): one added in between may be lost from the count.
-	 */
-	n = hp.n & ~LH_HOSTPAIR_OVER;
-	if (!(hp.n & LH_HOSTPAIR_OVER)) {
-		for (i = j = 0; i < n && i < LH_HOSTPAIR_QPS; i++)
-			if (hp.dqpn[i] != k->dqpn)
-				hp.dqpn[j++] = hp.dqpn[i];
+	while (scanned++ < MAX_SCAN && !bpf_map_get_next_key(ag->hostpair_fd, prev, &cur)) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &buf, .data_size_in = sizeof(buf),
+			    .ctx_in = &skb, .ctx_size_in = sizeof(skb));
+
+		hk = cur;
+		prev = &hk;
+		buf.c.hk = cur;
+		if (!bpf_prog_test_run_opts(ag->dp->cmd_fd, &o) && (int32_t)o.retval > 0)
+			ag->st.hostpair_pruned += (uint32_t)o.retval;
 	}
-	if (n > 0)
-		n--;
-	if (!n) {
-		bpf_map_delete_elem(ag->hostpair_fd, &hk);
-		return;
-	}
-	hp.n = n | (hp.n & LH_HOSTPAIR_OVER);
-	bpf_map_update_elem(ag->hostpair_fd, &hk, &hp, BPF_F_LOCK);
 }
 
 static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
@@ -798,7 +728,7 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 		bpf_map_delete_elem(ag->ack_fd, &ack);
 	bpf_map_delete_elem(ag->pair_fd, k);
 	bpf_map_delete_elem(ag->qp_fd, k);
-	forget_in_hostpair(ag, k);
+	/* its pair of hosts' list, if it is there, loses it on the next prune */
 	ag->st.qps_forgotten++;
 }
 
@@ -986,24 +916,58 @@ static void dc_timer(struct agent *ag, const struct lh_qp_key *k, const struct l
 		ag->st.dc_probes++;
 }
 
+/*
+ * Every QP into tick_keys / tick_qps, a batch per syscall; *n: how many.
+ * Returns whether that is all of them (the map may have grown since).
+ */
+static bool read_qps(struct agent *ag, uint32_t *n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	uint32_t total = 0, cnt, tok_in = 0, tok_out = 0;
+	static bool warned;
+	int err;
+
+	for (;;) {
+		cnt = ag->tick_cap - total;
+		if (!cnt)
+			break;
+		err = bpf_map_lookup_batch(ag->qp_fd, total ? &tok_in : NULL, &tok_out,
+					   ag->tick_keys + total, ag->tick_qps + total, &cnt, &o);
+		total += cnt;
+		if (err) {
+			if (errno == ENOENT) {
+				*n = total;
+				return true;
+			}
+			if (!warned)
+				pr_warn("reading lh_qp: %s\n", strerror(errno));
+			warned = true;
+			break;
+		}
+		tok_in = tok_out;
+	}
+	*n = total;
+	return false;
+}
+
 static void tick(struct agent *ag)
 {
 	const struct lhd_config *cfg = ag->cfg;
 	uint64_t now = now_ns(), nack_to = (uint64_t)cfg->nack_timeout_us * 1000;
 	uint64_t idle = (uint64_t)cfg->qp_idle_s * 1000000000ull;
 	uint64_t sack_ns = (uint64_t)cfg->sack_time_us * 1000;
-	struct lh_qp_key k, cur, *prev = NULL;
 	struct lh_qp_key gone[64];
-	int nr_gone = 0, scanned = 0, i;
+	int nr_gone = 0, i;
 	uint64_t copies = 0, retry_to;
-	uint32_t rto_max_us = 0, srtt_max_us = 0, unmeasured = 0;
+	uint32_t rto_max_us = 0, srtt_max_us = 0, unmeasured = 0, n, j;
 	struct lh_qp qp;
+	bool all;
 
-	while (scanned++ < MAX_SCAN && !bpf_map_get_next_key(ag->qp_fd, prev, &cur)) {
-		k = cur;
-		prev = &k;
-		if (bpf_map_lookup_elem(ag->qp_fd, &cur, &qp))
-			continue;
+	all = read_qps(ag, &n);
+	for (j = 0; j < n; j++) {
+		const struct lh_qp_key cur = ag->tick_keys[j];
+
+		qp = ag->tick_qps[j];
 		/* idle, or stale and its event lost (ring buffer full) */
 		if ((now > qp.last_rx_ns && now - qp.last_rx_ns > idle) || (qp.flags & LH_QPF_STALE)) {
 			if (nr_gone < 64)
@@ -1064,7 +1028,11 @@ static void tick(struct agent *ag)
 	for (i = 0; i < nr_gone; i++)
 		if (!bpf_map_lookup_elem(ag->qp_fd, &gone[i], &qp))
 			forget_qp(ag, &gone[i], &qp);
-	if (scanned < MAX_SCAN) {
+	if (now - ag->prune_ns >= PRUNE_NS) {
+		ag->prune_ns = now;
+		prune_hostpairs(ag);
+	}
+	if (all) {
 		ag->path_rto_us = rto_max_us;
 		ag->path_srtt_us = srtt_max_us;
 		ag->rtt_known = rto_max_us && !unmeasured;
@@ -1123,6 +1091,20 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.pool_free_fd = lhd_map_fd(dp, "lh_pool_free");
 	ag.ring_free_fd = lhd_map_fd(dp, "lh_ring_free");
 	ag.hostpair_fd = lhd_map_fd(dp, "lh_hostpair");
+	/*
+	 * QPs may be mid-flight now: their ACKs can name PSNs from before the
+	 * programs saw them, which pairing must count in (LH_QPF_WIDE). Such a
+	 * QP sends again within a retransmit timeout (67 ms by default on rxe
+	 * and perftest) or at once: it is learned within 4 round trips and 100 ms
+	 */
+	{
+		struct lh_pair_guard g = {
+			.wide_until_ns = now_ns() + 4000ull * cfg->wan_rtt_us + 100000000ull
+		};
+		uint32_t zero = 0;
+
+		bpf_map_update_elem(lhd_map_fd(dp, "lh_pair_guard"), &zero, &g, BPF_ANY);
+	}
 	ag.config_fd = lhd_map_fd(dp, "lh_config");
 	ag.guard_ms = cfg->wan_rtt_us / 1000 + 1; /* as datapath.c set it */
 	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));
@@ -1134,7 +1116,10 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	if (!ag.nacked_ns || !ag.sack_ns || !ag.sack_rx_ns || !ag.nack_tries || !ag.est || !ag.dc)
 		goto out;
 	ag.ring_buf = malloc(sizeof(*ag.ring_buf));
-	if (!ag.ring_buf)
+	ag.tick_cap = cfg->max_qps;
+	ag.tick_keys = calloc(ag.tick_cap, sizeof(*ag.tick_keys));
+	ag.tick_qps = calloc(ag.tick_cap, sizeof(*ag.tick_qps));
+	if (!ag.ring_buf || !ag.tick_keys || !ag.tick_qps)
 		goto out;
 	/* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
 	ag.pool_fd = lhd_map_fd(dp, "lh_pool");
@@ -1201,16 +1186,17 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 			}
 		}
 	}
-	pr_info("agent: %llu events, %llu QPs paired, %llu reports (%llu T/C-SACK), "
+	pr_info("agent: %llu events, %llu reports (%llu T/C-SACK), "
 		"%llu NACK retries, %llu silence NAKs, %llu silence ACKs, %llu runs continued, "
-		"%llu QPs forgotten (%llu new connections on their keys), %llu DC probes\n",
-		(unsigned long long)ag.st.events, (unsigned long long)ag.st.paired,
+		"%llu QPs forgotten (%llu new connections on their keys), %llu DC probes, "
+		"%llu gone from the pairing lists\n",
+		(unsigned long long)ag.st.events,
 		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
 		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
 		(unsigned long long)ag.st.sack_acks,
 		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten,
 		(unsigned long long)ag.st.qps_stale,
-		(unsigned long long)ag.st.dc_probes);
+		(unsigned long long)ag.st.dc_probes, (unsigned long long)ag.st.hostpair_pruned);
 	if (cfg->sentry)
 		pr_info("agent: Sentry round trips (RTO: srtt + 4 rttvar, at most 2 srtt): largest %u us, last %u us "
 			"(--wan-rtt %u us)\n",
@@ -1238,6 +1224,8 @@ out:
 	free(ag.gw_marks);
 	free(ag.slot_buf);
 	free(ag.ring_buf);
+	free(ag.tick_keys);
+	free(ag.tick_qps);
 	free(ag.nacked_ns);
 	free(ag.nack_tries);
 	free(ag.dc);

@@ -28,6 +28,7 @@ enum {
 	OPT_VERIFY_ICRC,
 	OPT_KEEP_PINS,
 	OPT_MAX_QPS,
+	OPT_MAX_HOSTPAIRS,
 	OPT_RINGS,
 	OPT_POOL_SLOTS,
 	OPT_WAN_RTT,
@@ -60,6 +61,7 @@ static const struct option long_opts[] = {
 	{ "verify-icrc", no_argument, NULL, OPT_VERIFY_ICRC },
 	{ "keep-pins", no_argument, NULL, OPT_KEEP_PINS },
 	{ "max-qps", required_argument, NULL, OPT_MAX_QPS },
+	{ "max-hostpairs", required_argument, NULL, OPT_MAX_HOSTPAIRS },
 	{ "rings", required_argument, NULL, OPT_RINGS },
 	{ "pool-slots", required_argument, NULL, OPT_POOL_SLOTS },
 	{ "wan-rtt", required_argument, NULL, OPT_WAN_RTT },
@@ -106,6 +108,8 @@ void lhd_usage(FILE *f)
 		"  --wan-rate RATE     long-haul rate (default 1gbit): pool size = 2 x rate x RTT\n"
 		"  --pool-slots N      packets the reorder and backup pools hold (overrides the above)\n"
 		"  --max-qps N         connections tracked (default 1024)\n"
+		"  --max-hostpairs N   pairs of hosts with connections being paired at once\n"
+		"                      (16 KiB each, default 256)\n"
 		"  --rings N           connections that can hold packets at once (default max-qps)\n"
 		"  --nack-timeout TIME re-send a Depot-NACK for a gap still open after TIME\n"
 		"                      (default 1.5 x wan-rtt + 1ms)\n"
@@ -361,6 +365,10 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		if (parse_u32(arg, 1, 1 << 20, &c->max_qps))
 			goto bad;
 		return 0;
+	case OPT_MAX_HOSTPAIRS:
+		if (parse_u32(arg, 1, 65536, &c->max_hostpairs))
+			goto bad;
+		return 0;
 	case OPT_RINGS:
 		if (parse_u32(arg, 1, 1 << 20, &c->rings))
 			goto bad;
@@ -538,6 +546,7 @@ static void defaults(struct lhd_config *c)
 	c->mode = MODE_LR2;
 	c->depot = c->sentry = true;
 	c->max_qps = 1024;
+	c->max_hostpairs = 256;
 	c->wan_rtt_us = 10000;
 	c->wan_rate_bps = 1000000000ull;
 	c->qp_idle_s = 30;

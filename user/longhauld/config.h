@@ -61,6 +61,7 @@ struct lhd_config {
 	bool verbose;
 	/* sizes */
 	uint32_t max_qps; /* lh_qp, lh_ack, lh_pair entries */
+	uint32_t max_hostpairs; /* lh_hostpair entries */
 	uint32_t rings; /* Depot QPs that can hold packets at once */
 	uint32_t pool_slots; /* packets the reorder + backup pools hold */
 	/* timing, from the configured RTTs unless given */

@@ -45,8 +45,10 @@ static int size_maps(struct bpf_object *obj, const struct lhd_config *cfg)
 		uint32_t size = 0;
 
 		if (!strcmp(n, "lh_qp") || !strcmp(n, "lh_ack") || !strcmp(n, "lh_pair") ||
-		    !strcmp(n, "lh_hostpair") || !strcmp(n, "lh_cr_flow") || !strcmp(n, "lh_cr_grant"))
+		    !strcmp(n, "lh_cr_flow") || !strcmp(n, "lh_cr_grant"))
 			size = cfg->max_qps;
+		else if (!strcmp(n, "lh_hostpair"))
+			size = cfg->max_hostpairs;
 		else if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
 			size = cfg->rings;
 		else if (!strcmp(n, "lh_pool") || !strcmp(n, "lh_pool_free"))
@@ -414,6 +416,7 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		return EXIT_KERNEL;
 	}
 	dp->kick_fd = prog_fd(dp, 2, "lh_dc_kick");
+	dp->cmd_fd = prog_fd(dp, 2, "lh_dc_cmd");
 
 	fd = attach_xdp(prog_fd(dp, 1, "lh_dc_xdp"), &cfg->dc, "dc", cfg->xdp_mode);
 	if (fd < 0)
@@ -490,6 +493,7 @@ int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	for (i = 0; i < 1 + LHD_MAX_WAN; i++)
 		dp->xdp_links[i] = -1;
 	dp->kick_fd = -1;
+	dp->cmd_fd = -1;
 	if (cfg->mode == MODE_OBSERVE)
 		rc = up_observe(dp, cfg);
 	else if (cfg->mode == MODE_CREDIT)

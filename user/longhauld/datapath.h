@@ -41,6 +41,7 @@ struct lhd_datapath {
 	bool tc_legacy; /* attached with a clsact qdisc (kernels without tcx) */
 	uint32_t tc_prio; /* the clsact priority of this agent's filters (LHD_TC_PRIO_*) */
 	int kick_fd; /* lh_dc_kick, run by the agent */
+	int cmd_fd; /* lh_dc_cmd, the agent's commands */
 };
 
 /*

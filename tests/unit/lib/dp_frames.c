@@ -43,7 +43,7 @@ void dp_payload_for(uint32_t psn, uint8_t *p)
 		p[i] = (uint8_t)(psn * 7 + i);
 }
 
-uint32_t dp_data_qpn;
+uint32_t dp_data_qpn, dp_ack_qpn;
 
 size_t dp_data_frame(const struct dp_flow *fl, uint32_t psn, uint8_t *buf)
 {
@@ -75,7 +75,7 @@ size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, ui
 	memcpy(s.src_mac, "\x02\xbb\xbb\xbb\xbb\x01", 6);
 	memcpy(s.dst_mac, "\x02\x99\x99\x99\x99\x01", 6);
 	s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
-	s.roce.dqpn = DP_QP_S;
+	s.roce.dqpn = dp_ack_qpn ? dp_ack_qpn : DP_QP_S;
 	s.roce.psn = psn & ROCE_PSN_MASK;
 	s.roce.byte4 = byte4;
 	s.roce.aeth.syndrome = syndrome;

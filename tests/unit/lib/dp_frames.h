@@ -50,6 +50,8 @@ extern uint32_t dp_data_qpn;
 size_t dp_data_frame(const struct dp_flow *fl, uint32_t psn, uint8_t *buf);
 
 /* ACK or NAK from responder b to requester a, from the receiving NIC */
+/* requester's QPN of the frames dp_ack_frame builds (0: DP_QP_S, the default) */
+extern uint32_t dp_ack_qpn;
 size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, uint8_t byte4,
 		    uint32_t msn, uint8_t *buf);
 

@@ -89,6 +89,7 @@
 	X(SENTRY_DNACK_FORWARD, sentry_dnack_forward, "Sentry: Depot-NACK turned into the NIC's NAK") \
 	X(SENTRY_DNACK_ABSORB, sentry_dnack_absorb, "Sentry: Depot-NACK recorded, NIC already rewinding") \
 	X(SENTRY_EPISODE_END, sentry_episode_end, "Sentry: recovery episode ended (replay caught up or ACKed)") \
+	X(SENTRY_EPISODE_TIMER, sentry_episode_timer, "Sentry: the NIC's timer resent from the receiver's ACK point with nothing missing (that ACK was lost): episode ended, the resend passes") \
 	X(SENTRY_EPISODE_CANCEL, sentry_episode_cancel, "Sentry: plain NAK from the far NIC: filtering stopped") \
 	X(SENTRY_CACHED, sentry_cached, "Sentry: copy kept of a missing PSN it let through") \
 	X(SENTRY_UNCACHED, sentry_uncached, "Sentry: cached copies freed by the far NIC's ACKs") \

@@ -100,7 +100,9 @@ lr2_xfer() {
 	timeout --kill-after=5 "$LR2_TIMEOUT" nsenter --net="/var/run/netns/$LH_PREFIX-src" -- \
 		"$LH_BIN/lhperf" --json --connect-timeout 10 "$@" "$addr" \
 		>"$out" 2>"$BATS_TEST_TMPDIR/client.err" || LR2_CS=$?
-	LR2_C=$(cat "$out")
+	# without the per-QP list and event list: 1024 QPs make them longer than an environment
+	# variable may be (the whole JSON stays in $BATS_TEST_TMPDIR/client.json)
+	LR2_C=$(jq -c 'del(.qp_list, .requester.rewind_events)' "$out" 2>/dev/null) || LR2_C=$(cat "$out")
 	sleep 0.3 # the last ACKs and frees
 	LR2_A=$(lr2_delta "$sa" "$(lr2_stats gwa)")
 	LR2_B=$(lr2_delta "$sb" "$(lr2_stats gwb)")

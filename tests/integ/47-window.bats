@@ -36,7 +36,8 @@ window_pair() {
 	lh_topo_up two-dc --rtt 30ms --match roce --seed 47 "${loss[@]}"
 	lr2_agents_down
 	lr2_xfer -w 4096 -S 1048576 -D 4 -R 6 --psn 1000
-	lr2_ok
+	# plain go-back-N itself may give up at 1 % (6 retries, 30 ms): the
+	# comparison, not a requirement (a fresh-clone CI run saw it, 2026-11-26)
 	PLAIN=$LR2_C
 	lr2_agents_up --pool-slots 16384 --wan-rtt 30ms
 	lr2_xfer -w 4096 -S 1048576 -D 4 -R 6 --psn 1000
@@ -48,7 +49,9 @@ window_pair() {
 	[ "$(lr2_ctr b depot_window)" -gt 0 ]
 	# the QP never failed, and its NIC timed out no more often than without longhaul
 	jq_assert "$LR2_C" '.qp_errors == 0'
-	[ "$(jq .timeouts <<<"$LR2_C")" -le "$(jq .timeouts <<<"$PLAIN")" ]
+	# a plain run that gave up stopped early: its timeouts are no measure
+	jq -e '.status != "ok"' <<<"$PLAIN" >/dev/null ||
+		[ "$(jq .timeouts <<<"$LR2_C")" -le "$(jq .timeouts <<<"$PLAIN")" ]
 }
 
 @test "one QP with 4096 PSNs in flight at 30 ms, lossless: passes beyond the Depot's ring, nothing re-sent" {

@@ -246,7 +246,7 @@ static long lh_pair_scan_one(__u32 i, void *ctx)
 
 	if (!s || !hp || i >= s->n || i >= LH_HOSTPAIR_QPS)
 		return 1;
-	dqpn = READ_ONCE(hp->dqpn[i]);
+	dqpn = READ_ONCE(hp->dqpn[i & (LH_HOSTPAIR_QPS - 1)]); /* the mask: 6.1's verifier */
 	s->k.dqpn = dqpn;
 	qp = bpf_map_lookup_elem(&lh_qp, &s->k);
 	flags = qp ? READ_ONCE(qp->flags) : 0;
@@ -325,19 +325,21 @@ __noinline int lh_hostpair_prune(struct lh_hostpair_key *hk)
 {
 	struct lh_pair_ctx c = { .s = lh_pair_scan_get(LH_PAIR_SCRATCH_CMD) };
 	struct lh_pair_scan *s = c.s;
+	struct lh_hostpair_key key; /* on the stack: 6.1 takes no argument memory as a map key */
 
 	if (!hk || !s)
 		return 0;
-	c.hp = bpf_map_lookup_elem(&lh_hostpair, hk);
+	__builtin_memcpy(&key, hk, sizeof(key));
+	c.hp = bpf_map_lookup_elem(&lh_hostpair, &key);
 	if (!c.hp)
 		return 0;
-	__builtin_memcpy(s->k.saddr, hk->saddr, 16);
-	__builtin_memcpy(s->k.daddr, hk->daddr, 16);
+	__builtin_memcpy(s->k.saddr, key.saddr, 16);
+	__builtin_memcpy(s->k.daddr, key.daddr, 16);
 	s->n = READ_ONCE(c.hp->n);
 	s->prune_only = true;
 	bpf_loop(LH_HOSTPAIR_QPS, lh_pair_scan_one, &c, 0);
 	if (s->ndead || !s->n)
-		lh_pair_commit(c.hp, s, hk, 0, false);
+		lh_pair_commit(c.hp, s, &key, 0, false);
 	return s->ndead;
 }
 

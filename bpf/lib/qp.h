@@ -84,6 +84,13 @@ static __always_inline void lh_pair_block(__u64 now)
 		WRITE_ONCE(g->wide_until_ns, now + LH_PAIR_GUARD_NS);
 }
 
+/* i as an index into a list, bounded where 6.1's verifier sees it (clang drops a plain mask) */
+static __always_inline __u32 lh_hp_idx(__u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return i & (LH_HOSTPAIR_QPS - 1);
+}
+
 static __always_inline void lh_hostpair_key_of(struct lh_hostpair_key *hk, const struct lh_qp_key *k)
 {
 	__builtin_memcpy(hk->saddr, k->saddr, 16);
@@ -120,7 +127,7 @@ __noinline int lh_hostpair_list(const struct lh_qp_key *k)
 		}
 		bpf_spin_lock(&hp->lock);
 		if (!hp->dead && hp->n < LH_HOSTPAIR_QPS) {
-			hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)] = k->dqpn;
+			hp->dqpn[lh_hp_idx(hp->n)] = k->dqpn;
 			hp->n++;
 			hp->ver++;
 			ret = 0;
@@ -246,7 +253,7 @@ static long lh_pair_scan_one(__u32 i, void *ctx)
 
 	if (!s || !hp || i >= s->n || i >= LH_HOSTPAIR_QPS)
 		return 1;
-	dqpn = READ_ONCE(hp->dqpn[i & (LH_HOSTPAIR_QPS - 1)]); /* the mask: 6.1's verifier */
+	dqpn = READ_ONCE(hp->dqpn[lh_hp_idx(i)]);
 	s->k.dqpn = dqpn;
 	qp = bpf_map_lookup_elem(&lh_qp, &s->k);
 	flags = qp ? READ_ONCE(qp->flags) : 0;
@@ -283,7 +290,7 @@ static __always_inline bool lh_pair_commit(struct lh_hostpair *hp, struct lh_pai
 
 	bpf_spin_lock(&hp->lock);
 	if (take && hp->ver == ver && s->best_i < hp->n && hp->n <= LH_HOSTPAIR_QPS &&
-	    hp->dqpn[s->best_i & (LH_HOSTPAIR_QPS - 1)] == s->best_dqpn) {
+	    hp->dqpn[lh_hp_idx(s->best_i)] == s->best_dqpn) {
 		/* every dead index is below best_i or stays valid: best_i goes last */
 		taken = true;
 	}
@@ -292,19 +299,19 @@ static __always_inline bool lh_pair_commit(struct lh_hostpair *hp, struct lh_pai
 
 		if (d >= s->ndead)
 			continue;
-		i = s->dead_i[d] & (LH_HOSTPAIR_QPS - 1);
+		i = lh_hp_idx(s->dead_i[d & (LH_PAIR_PRUNE_MAX - 1)]);
 		if (i < hp->n && hp->n <= LH_HOSTPAIR_QPS &&
 		    hp->dqpn[i] == s->dead_dqpn[d & (LH_PAIR_PRUNE_MAX - 1)]) {
 			hp->n--;
 			if (taken && s->best_i == hp->n)
 				s->best_i = i; /* the last, moving into the hole */
-			hp->dqpn[i] = hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)];
+			hp->dqpn[i] = hp->dqpn[lh_hp_idx(hp->n)];
 			hp->ver++;
 		}
 	}
 	if (taken && s->best_i < hp->n && hp->n <= LH_HOSTPAIR_QPS) {
 		hp->n--;
-		hp->dqpn[s->best_i & (LH_HOSTPAIR_QPS - 1)] = hp->dqpn[hp->n & (LH_HOSTPAIR_QPS - 1)];
+		hp->dqpn[lh_hp_idx(s->best_i)] = hp->dqpn[lh_hp_idx(hp->n)];
 		hp->ver++;
 	}
 	if (!hp->n) {

@@ -65,9 +65,10 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 	if (!(qp->flags & LH_QPF_DEPOT))
 		return XDP_PASS; /* a QP this gateway is the Sentry of, looping back: leave it */
+	now = bpf_ktime_get_ns();
 	/* whatever happens to it below, it goes to the NIC, which may ACK it */
 	if (!(READ_ONCE(qp->flags) & LH_QPF_PAIRED))
-		lh_pair_note(qp, &key, psn, bpf_ktime_get_ns(), st);
+		lh_pair_note(qp, &key, psn, now, st);
 	ring_idx = qp->ring;
 	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);
 	if (!ring || (qp->flags & LH_QPF_NO_RING)) {
@@ -76,7 +77,6 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 	/* a first look without the lock decides whether a copy is worth making */
 	d = psn_diff(psn, READ_ONCE(qp->d_deliv));
-	now = bpf_ktime_get_ns();
 	if (lh_qp_stale(qp, &key, d, now, st))
 		return XDP_PASS;
 	if (d < 0) {

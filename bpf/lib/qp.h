@@ -276,6 +276,14 @@ static long lh_pair_scan_one(__u32 i, void *ctx)
 	return s->match > 1; /* a second: ambiguous, no need to look further */
 }
 
+/* Take entry i (below n) out of a list: the last moves into its place. Under the lock */
+static __always_inline void lh_hp_remove(struct lh_hostpair *hp, __u32 i)
+{
+	hp->n--;
+	hp->dqpn[lh_hp_idx(i)] = hp->dqpn[lh_hp_idx(hp->n)];
+	hp->ver++;
+}
+
 /*
  * Drop the dead entries a scan found (highest index first: each is
  * replaced by the last), and the QP at best_i when take is set, provided
@@ -302,18 +310,13 @@ static __always_inline bool lh_pair_commit(struct lh_hostpair *hp, struct lh_pai
 		i = lh_hp_idx(s->dead_i[d & (LH_PAIR_PRUNE_MAX - 1)]);
 		if (i < hp->n && hp->n <= LH_HOSTPAIR_QPS &&
 		    hp->dqpn[i] == s->dead_dqpn[d & (LH_PAIR_PRUNE_MAX - 1)]) {
-			hp->n--;
-			if (taken && s->best_i == hp->n)
+			if (taken && s->best_i == hp->n - 1)
 				s->best_i = i; /* the last, moving into the hole */
-			hp->dqpn[i] = hp->dqpn[lh_hp_idx(hp->n)];
-			hp->ver++;
+			lh_hp_remove(hp, i);
 		}
 	}
-	if (taken && s->best_i < hp->n && hp->n <= LH_HOSTPAIR_QPS) {
-		hp->n--;
-		hp->dqpn[lh_hp_idx(s->best_i)] = hp->dqpn[lh_hp_idx(hp->n)];
-		hp->ver++;
-	}
+	if (taken && s->best_i < hp->n && hp->n <= LH_HOSTPAIR_QPS)
+		lh_hp_remove(hp, s->best_i);
 	if (!hp->n) {
 		hp->dead = 1;
 		empty = true;

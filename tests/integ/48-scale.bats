@@ -40,6 +40,9 @@ scale_pair() {
 	lr2_xfer "$@"
 	PLAIN=$LR2_C # the comparison: plain go-back-N's own result is no requirement
 	lr2_agents_up --max-qps 4096 --pool-slots 16384
+	# past the agent's start-up window (4 round trips + 100 ms), where QPs
+	# learned count as mid-flight (wide ranges: 1024 of them would overlap)
+	sleep 0.5
 	lr2_xfer "$@"
 	lr2_show
 	lr2_ok

@@ -132,7 +132,7 @@ struct lh_qp {
 	/* Depot: MAC the data came from on the WAN side; Sentry: that ACKs came from */
 	__u8 wan_peer_mac[6];
 	__u8 wan_mac[6]; /* our WAN interface's MAC (Depot: from data, Sentry: from ACKs) */
-	__u32 s_echo_us; /* Sentry: last ACK echoed to a go-back-0 replay (ktime >> 10) */
+	__u32 s_echo_us; /* Sentry: last ACK echoed to a replay of acknowledged PSNs (ktime >> 10) */
 	__u32 s_report_seq; /* Sentry: seq of the newest Depot report taken in, 0 none */
 	__u32 d_sack_cnt; /* Depot: data packets since the last count-triggered T/C-SACK */
 	__u64 s_tx_ns; /* Sentry: when the last new PSN went toward the WAN */
@@ -205,7 +205,8 @@ struct lh_qp {
 	 */
 	__u32 p_lo;
 	__u32 p_hi;
-	__u32 pad3;
+	/* Sentry: the PSN the last echoed ACK (sentry_echo_due) acknowledged */
+	__u32 s_echo_psn;
 };
 
 /*

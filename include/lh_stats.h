@@ -91,6 +91,7 @@
 	X(SENTRY_EPISODE_END, sentry_episode_end, "Sentry: recovery episode ended (replay caught up or ACKed)") \
 	X(SENTRY_EPISODE_TIMER, sentry_episode_timer, "Sentry: the NIC's timer resent from the receiver's ACK point with nothing missing (that ACK was lost): episode ended, the resend passes") \
 	X(SENTRY_EPISODE_CANCEL, sentry_episode_cancel, "Sentry: plain NAK from the far NIC: filtering stopped") \
+	X(SENTRY_NAK_BACK, sentry_nak_back, "Sentry: the far NIC NAKed a PSN it had ACKed (a go-back-0 responder dropped a partial message): its ACK point goes back there, the resend passes") \
 	X(SENTRY_CACHED, sentry_cached, "Sentry: copy kept of a missing PSN it let through") \
 	X(SENTRY_UNCACHED, sentry_uncached, "Sentry: cached copies freed by the far NIC's ACKs") \
 	X(SENTRY_REPORT, sentry_report, "Sentry: Depot report taken in") \

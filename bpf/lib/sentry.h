@@ -57,8 +57,10 @@ enum sentry_action {
 	SENTRY_ACKED_DROP,
 };
 
-/* At most one echoed ACK per QP in this many ~microseconds (ktime >> 10) */
+/* An echoed ACK per QP after this many ~microseconds (ktime >> 10) ... */
 #define LH_ECHO_GAP_US 200
+/* ... or this many PSNs of a replay (sentry_echo_due) */
+#define LH_ECHO_EVERY 32
 
 /*
  * A retransmission that continues the NIC's replay (the PSN after the last
@@ -150,18 +152,30 @@ static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn)
 }
 
 /*
- * Whether a resend of an acknowledged PSN is answered with the ACK again (at
- * most one per LH_ECHO_GAP_US per QP); *ack_psn is then s_una - 1. Under
- * the lock.
+ * Whether a resend of an acknowledged PSN is answered with an ACK (under the
+ * lock), and *ack_psn the PSN it acknowledges: the resent one itself, which
+ * the receiver's ACK point covers. Not s_una - 1 at once: the NIC's timer
+ * restarts only when its ACK point moves, and a NIC that goes on resending
+ * from where it was (rxe does, and a go-back-0 NIC from the first PSN of the
+ * message) must get through the whole replay before its timer fires. A
+ * replay of thousands of PSNs by a NIC that shares its CPU (8 go-back-0 QPs
+ * of 4 MB here) takes longer than rxe's 67 ms: each timeout restarted it
+ * from the message's start, a livelock. ACKs that follow the replay keep
+ * the timer away while the replay moves. Due on the first resend after
+ * LH_ECHO_GAP_US, on a replay begun anew (before the last echo), and every
+ * LH_ECHO_EVERY PSNs of it: fewer than the NIC's window (rxe: 128), which
+ * the last echo opens, or a fast NIC would wait on its window until the timer.
  */
-static __always_inline bool sentry_echo_due(struct lh_qp *qp, __u64 now, __u32 *ack_psn)
+static __always_inline bool sentry_echo_due(struct lh_qp *qp, __u32 psn, __u64 now, __u32 *ack_psn)
 {
 	__u32 us = (__u32)(now >> 10);
+	__s32 d = psn_diff(psn, qp->s_echo_psn);
 
-	if (us - qp->s_echo_us <= LH_ECHO_GAP_US)
+	if (us - qp->s_echo_us <= LH_ECHO_GAP_US && d >= 0 && d < LH_ECHO_EVERY)
 		return false;
 	qp->s_echo_us = us;
-	*ack_psn = psn_add(qp->s_una, ROCE_PSN_MASK);
+	qp->s_echo_psn = psn;
+	*ack_psn = psn;
 	return true;
 }
 
@@ -511,12 +525,13 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		if (sentry_is_missing(qp, psn, &outside) || (outside && psn_diff(psn, qp->s_base) >= 0)) {
 			sentry_clear_missing(qp, psn);
 			act = SENTRY_SR_PASS;
-		} else if (psn_diff(psn, qp->s_una) < 0 && sentry_echo_due(qp, now, &nak_psn)) {
+		} else if (psn_diff(psn, qp->s_una) < 0 && sentry_echo_due(qp, psn, now, &nak_psn)) {
 			/*
 			 * A go-back-0 NIC restarts the whole message and counts
 			 * its window from there: dropping the replay of what the
 			 * receiver ACKed would stall it until its timer. Its
-			 * peer's ACK, said again, moves it on to the lost PSN.
+			 * peer's ACK, said again as the replay goes, moves it
+			 * on to the lost PSN.
 			 */
 			act = SENTRY_ACK_ECHO;
 		} else {
@@ -550,10 +565,10 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			 * a tail loss. On the WAN it is useless, and a periodic
 			 * loss would meet the same PSN of each whole resend (a
 			 * livelock): the receiver would only ACK it again, so the
-			 * Sentry says that ACK (one per LH_ECHO_GAP_US) and drops
-			 * the rest. From s_una on, the resend passes.
+			 * Sentry says that ACK (sentry_echo_due) and drops the
+			 * rest. From s_una on, the resend passes.
 			 */
-			act = sentry_echo_due(qp, now, &nak_psn) ? SENTRY_ACK_ECHO :
+			act = sentry_echo_due(qp, psn, now, &nak_psn) ? SENTRY_ACK_ECHO :
 								    SENTRY_ACKED_DROP;
 		}
 	}
@@ -596,8 +611,12 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		 * hold it, but a loss it has not seen yet (in flight when it
 		 * reported) would need the NIC to rewind once more, which it
 		 * does only after an ACK. With the copy, we re-send it ourselves.
+		 * Not of what the receiver acknowledged: a go-back-0 replay is
+		 * mostly that, and its copies took the whole pool (870k
+		 * pool_empty in a run of 8 QPs) for nothing.
 		 */
-		sentry_cache(ctx, p, qp, false, st);
+		if (psn_diff(psn, READ_ONCE(qp->s_una)) >= 0)
+			sentry_cache(ctx, p, qp, false, st);
 		lh_count(st, LH_STAT_SENTRY_SR_DROP);
 		lh_count(st, LH_STAT_DROP);
 		return XDP_DROP;
@@ -635,7 +654,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	__u32 psn = p->psn, len, i, upto = 0, freed_upto = 0;
 	enum sentry_bound bound;
 	struct lh_qp_key ack_key, dkey;
-	bool cached = false, resumed = false;
+	bool cached = false, resumed = false, back = false;
 	__u8 syn = p->syndrome, b4 = p->byte4;
 	__u32 owed = 0;
 	struct lh_qp *qp;
@@ -760,6 +779,20 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 			sentry_episode_stop(qp);
 			act = SENTRY_ACK_CANCEL;
 		}
+		/*
+		 * ... from its PSN: a go-back-0 responder that met a gap drops the
+		 * partial message, PSNs it ACKed too, and NAKs the message's
+		 * first PSN. Its ACK point went back: kept where it was, the
+		 * filter dropped the resend of that message as acknowledged
+		 * and echoed ACKs the responder no longer stood by (16 go-back-0
+		 * QPs, a receiver too slow for its socket buffer: a livelock
+		 * the NICs alone did not have). Backwards only: it makes the
+		 * filter pass more, never less.
+		 */
+		if (psn_diff(psn, qp->s_una) < 0) {
+			qp->s_una = psn;
+			back = true;
+		}
 		if (!(qp->flags & LH_QPF_NIC_RETRY)) {
 			qp->flags |= LH_QPF_NIC_RETRY;
 			qp->s_retry_psn = psn;
@@ -779,6 +812,8 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		sentry_uncache(qp, freed_upto, st);
 	if (resumed)
 		lh_count(st, LH_STAT_SENTRY_GW_RESUME);
+	if (back)
+		lh_count(st, LH_STAT_SENTRY_NAK_BACK);
 
 	switch (act) {
 	case SENTRY_ACK_FORWARD: {

@@ -800,7 +800,7 @@ static void qp_stale(const char *prog, bool sentry)
 /*
  * A go-back-0 NIC restarts the whole message after a NAK and counts its
  * window from there: the Sentry answers the replay of PSNs the receiver
- * ACKed with that ACK again (at most one per LH_ECHO_GAP_US), instead of
+ * ACKed with ACKs as the replay goes (sentry_echo_due), instead of
  * dropping them silently until the NIC's timer fires.
  */
 /* IPv6: clearing the mark of a forwarded Depot-NACK keeps its UDP checksum right */
@@ -884,11 +884,11 @@ static void sentry_acked_resend(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
 	snprintf(what, sizeof(what),
-		 "Sentry, no episode: a resend of an acknowledged PSN becomes the ACK (PSN %u) toward the NIC",
-		 b + 4);
+		 "Sentry, no episode: a resend of an acknowledged PSN becomes its ACK (PSN %u) toward the NIC",
+		 b);
 	echo_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 			r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
-			r.p.roce.psn == b + 4 && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
+			r.p.roce.psn == b && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
 			ctr("sentry_ack_echo") == c0 + 1,
 		us, what);
 	if (!echo_ok(r1.verdict == XDP_DROP_ && ctr("sentry_acked_drop") == c1 + 1, us,
@@ -940,11 +940,11 @@ static void sentry_gb0_echo(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
 	snprintf(what, sizeof(what),
-		 "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes that ACK, PSN %u (ICRC valid)",
-		 b + 6);
+		 "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes its ACK, PSN %u (ICRC valid)",
+		 b);
 	if (!echo_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 			     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
-			     r.p.roce.psn == b + 6 && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
+			     r.p.roce.psn == b && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
 			     !memcmp(&r.p.src, &fl.b, 16) && !memcmp(&r.p.dst, &fl.a, 16) &&
 			     lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_ack_echo") == c0 + 1,
 		     us, what))
@@ -958,6 +958,76 @@ static void sentry_gb0_echo(void)
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 7 && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE,
 	       "gb0: the missing PSN passes");
+}
+
+/*
+ * A replay of acknowledged PSNs is ACKed as it goes, every LH_ECHO_EVERY
+ * (32) PSNs whatever the time: each ACK moves the NIC's ACK point and with
+ * it its retransmit timer, and opens its window (rxe: 128) for the rest.
+ * One ACK of the receiver's point at once (as before) left a slow NIC, its
+ * replay of thousands of PSNs longer than its 67 ms timer, restarting the
+ * message at each timeout: 8 go-back-0 QPs at 1/256 loss, a livelock.
+ */
+static void sentry_echo_every(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 7500;
+
+	fl.a.v4.s_addr = htonl(0x0a000a21);
+	sentry_sent(&fl, b, 80);
+	len = dp_ack_frame(&fl, b + 70, 0x60, LH_DNACK_MARK, 4, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	len = dp_data_frame(&fl, b, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	c0 = ctr("sentry_ack_echo");
+	len = dp_data_frame(&fl, b + 32, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE &&
+		       r.p.roce.aeth.syndrome == 0x1f && r.p.roce.psn == b + 32 && lh_pkt_icrc_ok(r.out, &r.p) &&
+		       ctr("sentry_ack_echo") == c0 + 1,
+	       "replay of acknowledged PSNs: 32 PSNs on, another ACK (PSN %u) at once, the NIC's timer restarts",
+	       b + 32);
+	len = dp_data_frame(&fl, b + 70, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 70 && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE,
+	       "replay of acknowledged PSNs: the missing one passes");
+}
+
+/*
+ * A go-back-0 responder that meets a gap drops the partial message, the
+ * PSNs it ACKed too, and NAKs its first PSN: the Sentry's ACK point goes
+ * back there, and the resend of the message passes instead of being
+ * dropped as acknowledged
+ */
+static void sentry_nak_back(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	size_t len;
+	int64_t c0, c1;
+	uint32_t b = 7800;
+
+	fl.a.v4.s_addr = htonl(0x0a000a22);
+	sentry_sent(&fl, b, 20);
+	len = dp_ack_frame(&fl, b + 9, 0x1f, 0, 2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	c0 = ctr("sentry_nak_back");
+	len = dp_ack_frame(&fl, b, 0x60, 0, 2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.aeth.syndrome == 0x60 && r.p.roce.psn == b &&
+		       ctr("sentry_nak_back") == c0 + 1,
+	       "the far NIC NAKs PSN %u, before its ACK point %u: passed to the NIC, counted", b, b + 10);
+	c1 = ctr("sentry_retx_pass");
+	len = dp_data_frame(&fl, b, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE &&
+		       ctr("sentry_retx_pass") == c1 + 1,
+	       "the message's resend from PSN %u passes (the responder dropped what it had ACKed)", b);
 }
 
 /* The gateway's config: Depot and Sentry, and flags (gateway recovery's) */
@@ -1529,6 +1599,8 @@ int main(void)
 	wan_interface(); /* while rings are free: later tests take them all */
 	sentry();
 	sentry_gb0_echo();
+	sentry_echo_every();
+	sentry_nak_back();
 	sentry_acked_resend();
 	sentry_bounds();
 	sentry_mid_flight();

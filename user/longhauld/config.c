@@ -623,12 +623,18 @@ static int derive(struct lhd_config *c)
 	if (gw_pkts < 128)
 		gw_pkts = 128;
 	if (!c->pool_slots) {
-		/* held + backup packets in flight: twice the long haul's BDP in 1 KiB packets,
-		 * and the gateway copies on top */
+		/*
+		 * held + backup packets in flight: twice the long haul's BDP in 1 KiB packets,
+		 * and the gateway copies on top; at least LH_POOL_MIN_DEFAULT. A backup
+		 * waits for the receiver's ACK, which a busy receiver sends late: what
+		 * is in flight is then the NICs' windows, not rate x RTT (16 go-back-0
+		 * QPs of 128 PSNs at 2 ms filled 1024 slots, and each packet the Depot
+		 * could not hold made the receiver drop a whole 4 MB message)
+		 */
 		bdp_pkts = c->wan_rate_bps / 8 * c->wan_rtt_us / 1000000 / 1024;
 		c->pool_slots = (uint32_t)(2 * bdp_pkts + (c->gateway ? gw_pkts : 0));
-		if (c->pool_slots < 1024)
-			c->pool_slots = 1024;
+		if (c->pool_slots < LH_POOL_MIN_DEFAULT)
+			c->pool_slots = LH_POOL_MIN_DEFAULT;
 		if (c->pool_slots > 262144)
 			c->pool_slots = 262144;
 	}

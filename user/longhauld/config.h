@@ -9,6 +9,8 @@
 
 #define PIN_DIR_MAX 200 /* bpffs path of the pins; leaves room for map names */
 #define DEFAULT_PIN_ROOT "/sys/fs/bpf/longhaul"
+/* the least --pool-slots by default: a window of 128 PSNs (rxe) for each of 32 QPs, 17 MiB */
+#define LH_POOL_MIN_DEFAULT 4096
 
 /* Exit statuses: one per failure class */
 enum {

@@ -49,6 +49,11 @@ struct lh_qp_key {
 };
 _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 
+/* lh_pair_psn: a PSN two unpaired QPs between the same hosts forwarded */
+#define LH_PAIR_PSN_AMBIG 0xffffffffu
+/* ... indexed for the first this many PSNs of a QP's range (LH_QPF_WIDE QPs not at all) */
+#define LH_PAIR_PSN_SPAN 4096
+
 /* lh_qp flags */
 #define LH_QPF_PAIRED 0x01 /* peer_qpn (the requester's QPN) is known */
 #define LH_QPF_IPV6 0x02
@@ -295,6 +300,11 @@ struct lh_hostpair {
 	__u32 n; /* QPs listed */
 	__u32 ver; /* changes with every change of the list: a scan that saw another is void */
 	__u32 dead; /* being deleted: add to a new entry instead */
+	/*
+	 * an LH_QPF_WIDE QP was listed: its ACKs may name PSNs it never
+	 * forwarded, which lh_pair_psn may give to another; the list is scanned
+	 */
+	__u32 wide;
 	__u32 dqpn[LH_HOSTPAIR_QPS]; /* their data QPNs (the responder's); may repeat one */
 };
 

@@ -48,6 +48,7 @@
 	X(QP_STALE, qp_stale, "a new connection on an old QP's key (far PSN after idle): passed, entry forgotten") \
 	X(ACK_UNPAIRED, ack_unpaired, "ACK/NAK of a QP not yet paired with its data direction: passed") \
 	X(PAIRED, paired, "ACK paired with its data QP: the one unpaired QP between the hosts that forwarded its PSN") \
+	X(PAIR_EXACT, pair_exact, "ACK paired by its exact PSN (lh_pair_psn), with no pass over the host pair's list") \
 	X(PAIR_AMBIGUOUS, pair_ambiguous, "ACK whose PSN several unpaired QPs between the hosts forwarded: left unpaired, passed") \
 	X(PAIR_BLOCKED, pair_blocked, "ACK not paired: a QP could not be learned or listed in the last 2 s (its ACKs could be taken for another's)") \
 	X(PAIR_UNLISTED, pair_unlisted, "new QP not listed for pairing (host pair map or list full): pairing blocked for 2 s") \

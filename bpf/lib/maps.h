@@ -62,6 +62,22 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_pair SEC(".maps");
 
+/*
+ * Pairing's exact index (qp.h, docs/maps.md): the PSNs unpaired QPs
+ * forwarded, keyed by the two hosts and the PSN (a struct lh_qp_key whose
+ * dqpn holds the PSN), to the QP's dqpn, or LH_PAIR_PSN_AMBIG when two QPs
+ * forwarded it. An ACK finds its QP with one lookup instead of a pass over
+ * the host pair's list (two lookups a QP: at 1024-4096 QPs starting at once
+ * that cost what made the NICs time out). Least recently used go first.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536); /* agent: 16 x max-qps */
+	__type(key, struct lh_qp_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_pair_psn SEC(".maps");
+
 /* Unpaired data QPs per pair of hosts (struct lh_hostpair), for pairing in BPF (qp.h) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

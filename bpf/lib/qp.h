@@ -102,7 +102,7 @@ static __always_inline void lh_hostpair_key_of(struct lh_hostpair_key *hk, const
  * (dead: its list emptied) takes no more: a new one does. Returns 0 when
  * listed. A global function: the 16 KB entry is built in a per-CPU map.
  */
-__noinline int lh_hostpair_list(const struct lh_qp_key *k)
+__noinline int lh_hostpair_list(const struct lh_qp_key *k, __u32 wide)
 {
 	struct lh_hostpair_key hk;
 	struct lh_hostpair *hp, *init;
@@ -122,6 +122,7 @@ __noinline int lh_hostpair_list(const struct lh_qp_key *k)
 			init->n = 0;
 			init->ver = 0;
 			init->dead = 0;
+			init->wide = 0;
 			bpf_map_update_elem(&lh_hostpair, &hk, init, BPF_NOEXIST);
 			continue;
 		}
@@ -130,6 +131,8 @@ __noinline int lh_hostpair_list(const struct lh_qp_key *k)
 			hp->dqpn[lh_hp_idx(hp->n)] = k->dqpn;
 			hp->n++;
 			hp->ver++;
+			if (wide)
+				hp->wide = 1;
 			ret = 0;
 		} else if (!hp->dead) {
 			ret = -2; /* full */
@@ -145,7 +148,7 @@ __noinline int lh_hostpair_list(const struct lh_qp_key *k)
 static __always_inline void lh_pair_list(struct lh_qp *qp, const struct lh_qp_key *k, __u64 now,
 					 struct lh_stats *st)
 {
-	if (lh_hostpair_list(k)) {
+	if (lh_hostpair_list(k, READ_ONCE(qp->flags) & LH_QPF_WIDE)) {
 		lh_count(st, LH_STAT_PAIR_UNLISTED);
 		lh_pair_block(now);
 		return;
@@ -160,10 +163,33 @@ static __always_inline void lh_pair_list(struct lh_qp *qp, const struct lh_qp_ke
  * forwarded range to its PSN (before it leaves, so before any ACK of it can
  * come back), and list the QP if it is not.
  */
+/*
+ * The PSN into lh_pair_psn for this QP, or marked ambiguous when another QP
+ * between the same hosts forwarded it too. A global function: its own stack.
+ */
+__noinline int lh_pair_index(const struct lh_qp_key *k, __u32 psn)
+{
+	struct lh_qp_key ik;
+	__u32 dqpn, *old;
+
+	if (!k)
+		return 0;
+	__builtin_memcpy(ik.saddr, k->saddr, 16);
+	__builtin_memcpy(ik.daddr, k->daddr, 16);
+	ik.dqpn = psn;
+	dqpn = k->dqpn;
+	if (!bpf_map_update_elem(&lh_pair_psn, &ik, &dqpn, BPF_NOEXIST))
+		return 0;
+	old = bpf_map_lookup_elem(&lh_pair_psn, &ik);
+	if (old && READ_ONCE(*old) != dqpn)
+		WRITE_ONCE(*old, LH_PAIR_PSN_AMBIG);
+	return 0;
+}
+
 static __always_inline void lh_pair_note(struct lh_qp *qp, const struct lh_qp_key *k, __u32 psn,
 					 __u64 now, struct lh_stats *st)
 {
-	bool list;
+	bool list, index;
 
 	bpf_spin_lock(&qp->lock);
 	if (psn_diff(psn, qp->p_lo) < 0)
@@ -171,9 +197,13 @@ static __always_inline void lh_pair_note(struct lh_qp *qp, const struct lh_qp_ke
 	if (psn_diff(psn, qp->p_hi) > 0)
 		qp->p_hi = psn;
 	list = !(qp->flags & (LH_QPF_LISTED | LH_QPF_PAIRED | LH_QPF_STALE));
+	index = !(qp->flags & (LH_QPF_WIDE | LH_QPF_PAIRED | LH_QPF_STALE)) &&
+		psn_diff(psn, qp->p_lo) < LH_PAIR_PSN_SPAN;
 	bpf_spin_unlock(&qp->lock);
 	if (list)
 		lh_pair_list(qp, k, now, st);
+	if (index)
+		lh_pair_index(k, psn);
 }
 
 #define LH_PAIR_PRUNE_MAX 8
@@ -276,6 +306,22 @@ static long lh_pair_scan_one(__u32 i, void *ctx)
 	return s->match > 1; /* a second: ambiguous, no need to look further */
 }
 
+/* One entry of a pass that looks for best_dqpn's index in the list (bpf_loop) */
+static long lh_pair_find_one(__u32 i, void *ctx)
+{
+	struct lh_pair_ctx *c = ctx;
+	struct lh_pair_scan *s = c->s;
+	struct lh_hostpair *hp = c->hp;
+
+	if (!s || !hp || i >= s->n || i >= LH_HOSTPAIR_QPS)
+		return 1;
+	if (READ_ONCE(hp->dqpn[lh_hp_idx(i)]) != s->best_dqpn)
+		return 0;
+	s->best_i = i;
+	s->match = 1;
+	return 1;
+}
+
 /* Take entry i (below n) out of a list: the last moves into its place. Under the lock */
 static __always_inline void lh_hp_remove(struct lh_hostpair *hp, __u32 i)
 {
@@ -372,7 +418,8 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 	struct lh_pair_guard *g;
 	struct lh_qp_key ack;
 	struct lh_qp *qp;
-	__u32 ver, peer;
+	__u32 ver, peer, flags, *idx;
+	bool exact;
 	__u64 now;
 
 	if (!p || !s || (p->syndrome & AETH_TYPE_MASK) != AETH_TYPE_ACK)
@@ -395,7 +442,24 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 	ver = READ_ONCE(c.hp->ver);
 	asm volatile("" ::: "memory");
 	s->n = READ_ONCE(c.hp->n);
-	bpf_loop(LH_HOSTPAIR_QPS, lh_pair_scan_one, &c, 0);
+	/*
+	 * The exact PSN first: the QP that forwarded it (lh_pair_psn), if its
+	 * range holds it, found in the list by its QPN alone (no lookup a QP)
+	 */
+	s->k.dqpn = s->psn;
+	idx = bpf_map_lookup_elem(&lh_pair_psn, &s->k);
+	s->best_dqpn = idx ? READ_ONCE(*idx) : LH_PAIR_PSN_AMBIG;
+	if (s->best_dqpn != LH_PAIR_PSN_AMBIG && !READ_ONCE(c.hp->wide)) {
+		s->k.dqpn = s->best_dqpn;
+		qp = bpf_map_lookup_elem(&lh_qp, &s->k);
+		flags = qp ? READ_ONCE(qp->flags) : 0;
+		if (qp && !(flags & (LH_QPF_PAIRED | LH_QPF_STALE)) &&
+		    lh_pair_range_holds(qp, flags, s->psn))
+			bpf_loop(LH_HOSTPAIR_QPS, lh_pair_find_one, &c, 0);
+	}
+	exact = s->match == 1;
+	if (!exact)
+		bpf_loop(LH_HOSTPAIR_QPS, lh_pair_scan_one, &c, 0);
 	if (s->match > 1)
 		lh_count(st, LH_STAT_PAIR_AMBIGUOUS);
 	if (s->match != 1) {
@@ -419,6 +483,8 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 		bpf_spin_unlock(&qp->lock);
 	}
 	lh_count(st, LH_STAT_PAIRED);
+	if (exact)
+		lh_count(st, LH_STAT_PAIR_EXACT);
 	return 0;
 }
 
@@ -553,8 +619,12 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 	}
 	lh_event(LH_EV_QP_NEW, &k, p->psn, init->flags);
 	init = bpf_map_lookup_elem(&lh_qp, &k);
-	if (init)
+	if (init) {
 		lh_pair_list(init, &k, now, st);
+		/* its first PSN too: a QP of one-packet messages waits on its first ACK */
+		if (!(READ_ONCE(init->flags) & LH_QPF_WIDE))
+			lh_pair_index(&k, p->psn);
+	}
 	return 0;
 }
 

@@ -595,6 +595,7 @@ static int reset_state(struct ring_buffer *rb, uint32_t pool)
 	clear_hash("lh_pair");
 	clear_hash("lh_ack");
 	clear_hash("lh_hostpair");
+	clear_hash("lh_pair_psn");
 	for (i = 0; i < RINGS; i++)
 		if (bpf_map_update_elem(fd, &i, &zero, BPF_ANY))
 			return -1;

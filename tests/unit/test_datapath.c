@@ -642,8 +642,10 @@ static void pairing_ranges(void)
 
 	c0 = ctr("pair_ambiguous");
 	c1 = ctr("ack_unpaired");
+	c2 = ctr("pair_exact");
 	nic_ack(&fl, 0x400, 5001, 0x1f);
 	tap_ok(ctr("pair_ambiguous") == c0 + 1 && ctr("ack_unpaired") == c1 + 1 &&
+		       ctr("pair_exact") == c2 &&
 		       !paired_with(&fl, 0x300) && !paired_with(&fl, 0x301),
 	       "pairing: an ACK of a PSN two QPs forwarded (same start PSN) pairs neither: passed, counted");
 
@@ -675,6 +677,7 @@ static void pairing_ranges(void)
 	for (q = 0; q < 100; q++)
 		depot_send(&many, 0x1000 + q, (q * 40000 + 124) & ROCE_PSN_MASK);
 	c0 = ctr("paired");
+	c1 = ctr("pair_exact");
 	for (q = 0; q < 100; q++)
 		nic_ack(&many, 0x5000 + q, (q * 40000 + 124) & ROCE_PSN_MASK, 0x1f);
 	for (q = 0; q < 100; q++)
@@ -682,6 +685,9 @@ static void pairing_ranges(void)
 	tap_ok(ctr("paired") == c0 + 100 && !wrong && !hostpair_of(&many, &hp),
 	       "pairing: 100 QPs between the same two hosts, each paired with its own requester in BPF (%u wrong)",
 	       wrong);
+	tap_ok(ctr("pair_exact") == c1 + 100,
+	       "pairing: each by its ACK's exact PSN (lh_pair_psn), no pass over the list (%lld of 100)",
+	       (long long)(ctr("pair_exact") - c1));
 
 	/* a QP missing from the lists: nothing pairs until the guard runs out */
 	depot_send(&fl, 0x303, 9000);

@@ -23,7 +23,7 @@
 
 #define LHP_VERSION 1
 #define LHP_DEFAULT_PORT 18515 /* perftest's default */
-#define LHP_MAX_QPS 1024
+#define LHP_MAX_QPS 4096
 #define LHP_MAX_BATCH 256
 #define LHP_FRAME_CAP (4096 + 256)
 #define LHP_PKEY ROCE_DEFAULT_PKEY

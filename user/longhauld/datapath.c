@@ -49,6 +49,8 @@ static int size_maps(struct bpf_object *obj, const struct lhd_config *cfg)
 			size = cfg->max_qps;
 		else if (!strcmp(n, "lh_hostpair"))
 			size = cfg->max_hostpairs;
+		else if (!strcmp(n, "lh_pair_psn"))
+			size = cfg->max_qps * 16 < 8192 ? 8192 : cfg->max_qps * 16;
 		else if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
 			size = cfg->rings;
 		else if (!strcmp(n, "lh_pool") || !strcmp(n, "lh_pool_free"))

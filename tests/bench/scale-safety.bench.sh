@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Scale safety (issue 15): with longhaul on the path, every QP does at least
+# as well as with nothing on it. Same topology, same run, plain go-back-N
+# (no agents) then longhaul (both gateways), two-dc at 2 ms:
+#  - QPs {64, 256, 1024, 4096} between one pair of hosts, lossless and at
+#    1 % random loss both ways: goodput (ratio to plain's) and NIC timeouts
+#    (ratio to plain's). The senders are paced (lhperf --rate 0.3, one
+#    outstanding message of 2 KB per QP; 64 QPs 16 KB) so that plain itself
+#    is not the limit: unpaced, this 2-core host times out with or without
+#    longhaul;
+#  - 64 QPs of 64 KB messages, unpaced, at 1 % over SCALE_BENCH_STALL_RUNS
+#    runs (default 20): runs that stalled (lhperf status other than ok),
+#    plain and longhaul;
+#  - go-back-0, 8 QPs of 4 MB messages at 1/256 deterministic loss, no WAN
+#    rate limit: goodput against the lossless run of the same NICs.
+# Goals: ratio >= 1 for goodput, <= 1 for timeouts, 0 stalls, gb0 >= 0.9.
+#
+# Prints the bench JSON (tests/bench/run.sh) on stdout and a table on stderr.
+#   SCALE_BENCH_QPS         QP counts (default "64 256 1024 4096")
+#   SCALE_BENCH_STALL_RUNS  runs of the stall count (default 20)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+O=${O:-$PWD/build}
+case "$O" in /*) ;; *) O=$PWD/$O ;; esac
+BIN=$O/bin
+P=${SCALE_BENCH_PREFIX:-lhs}
+QPS_LIST=${SCALE_BENCH_QPS:-64 256 1024 4096}
+STALL_RUNS=${SCALE_BENCH_STALL_RUNS:-20}
+TOPO=topologies/two-dc.sh
+
+# shellcheck source=tests/bench/lib.sh
+. tests/bench/lib.sh
+
+agents_up() {
+	local g
+	for g in gwa gwb; do
+		agent_start "$g" --dc dc --wan wan --instance "$P-$g" --wan-rtt 2ms "$@"
+	done
+	agents_wait gwa gwb
+	sleep 0.5 # past the start-up window of pairing (QPs learned in it count as mid-flight)
+}
+
+# topo LOSS_RULE_OR_none [TOPO OPTIONS]
+topo() {
+	local loss=()
+	[ "$1" = none ] || loss=(--loss-a2b "$1" --loss-b2a "$1")
+	"$TOPO" up --prefix "$P" -q --rtt 2ms --match roce --seed 15 "${loss[@]}" "${@:2}"
+}
+
+# xfer [LHPERF OPTIONS]: one run; its JSON (status, goodput, timeouts)
+xfer() {
+	ex dst timeout 120 "$BIN/lhperf" --server --json --listen-timeout 30 >/dev/null 2>&1 &
+	local srv=$! out
+	out=$(ex src timeout 150 "$BIN/lhperf" --json --connect-timeout 10 "$@" 10.2.0.10 2>/dev/null) || true
+	wait "$srv" 2>/dev/null || true
+	jq -c '{status, goodput: .goodput_gbps, timeouts}' <<<"${out:-{\}}" 2>/dev/null ||
+		echo '{"status":"error","goodput":0,"timeouts":0}'
+}
+
+# pair CASE LOSS LHPERF_OPTIONS...: plain then longhaul, rows for both
+pair() {
+	local c=$1 loss=$2 p l r
+	shift 2
+	topo "$loss"
+	p=$(xfer "$@")
+	agents_up --max-qps 8192 --pool-slots 16384
+	l=$(xfer "$@")
+	agents_down
+	echo "$c: plain $p, longhaul $l" >&2
+	add "$c, plain ($(jq -r .status <<<"$p"))" goodput Gb/s "$(jq .goodput <<<"$p")" "$c, plain" 1 1 null
+	add "$c, longhaul ($(jq -r .status <<<"$l"))" goodput Gb/s "$(jq .goodput <<<"$l")" "$c, plain" \
+		"$(ratio "$(jq .goodput <<<"$l")" "$(jq .goodput <<<"$p")")" 1 null
+	add "$c, plain" "NIC timeouts" count "$(jq .timeouts <<<"$p")" "" null 1 null
+	# a ratio to none: null (the values say it)
+	r=null
+	[ "$(jq .timeouts <<<"$p")" = 0 ] || r=$(ratio "$(jq .timeouts <<<"$l")" "$(jq .timeouts <<<"$p")")
+	add "$c, longhaul" "NIC timeouts" count "$(jq .timeouts <<<"$l")" "$c, plain" "$r" 1 null
+}
+
+for q in $QPS_LIST; do
+	size=2048
+	[ "$q" -gt 64 ] || size=16384
+	[ "$q" -lt 4096 ] || size=1024
+	for loss in none 'random 1%'; do
+		pair "$q QPs, ${loss/none/lossless}" "$loss" --rate 0.3 -q "$q" -S "$size" -T 1 -D 3
+	done
+done
+
+# stalls STATUS_LIST: how many runs did not end ok
+stalls() { jq -s '[.[] | select(.status != "ok")] | length'; }
+topo 'random 1%'
+sp=$(for i in $(seq "$STALL_RUNS"); do xfer -q 64 -S 65536 -n 10; done | stalls)
+agents_up --pool-slots 16384
+sl=$(for i in $(seq "$STALL_RUNS"); do xfer -q 64 -S 65536 -n 10; done | stalls)
+agents_down
+echo "64 QPs at 1 %, $STALL_RUNS runs: stalled plain $sp, longhaul $sl" >&2
+add "64 QPs, 1 %, $STALL_RUNS runs, plain" "runs stalled" count "$sp" "" null "$STALL_RUNS" null
+add "64 QPs, 1 %, $STALL_RUNS runs, longhaul" "runs stalled" count "$sl" "" null "$STALL_RUNS" null
+
+topo none
+g0=$(xfer -r gb0 -q 8 -S 4M -n 2)
+topo none --loss-a2b 'every 256'
+gp=$(xfer -r gb0 -q 8 -S 4M -n 2 --stall-time 3000)
+agents_up
+gl=$(xfer -r gb0 -q 8 -S 4M -n 2)
+agents_down
+echo "gb0 8 QPs 4 MB: lossless $g0, 1/256 plain $gp, longhaul $gl" >&2
+b=$(jq .goodput <<<"$g0")
+add "gb0, 8 QPs, 4 MB, lossless (plain)" goodput Gb/s "$b" "gb0, 8 QPs, 4 MB, lossless (plain)" 1 1 null
+for x in "1/256, plain:$gp" "1/256, longhaul:$gl"; do
+	r=${x#*:}
+	add "gb0, 8 QPs, 4 MB, ${x%%:*} ($(jq -r .status <<<"$r"))" goodput Gb/s "$(jq .goodput <<<"$r")" \
+		"gb0, 8 QPs, 4 MB, lossless (plain)" "$(ratio "$(jq .goodput <<<"$r")" "$b")" 1 null
+done
+
+printf '%s\n' "${rows[@]}" | jq -s '{
+	name: "scale-safety",
+	title: "Scale safety: longhaul against plain go-back-N at 64 to 4096 QPs, stalls, go-back-0",
+	notes: "two-dc, 2 ms RTT; one run per cell. QP rows: lhperf --rate 0.3 (paced, one outstanding message per QP: 16 KB at 64 QPs, 2 KB at 256 and 1024, 1 KB at 4096) for 3 s, lossless and 1 % random loss both ways; ratios: longhaul / plain of the same cell (goal: goodput >= 1, NIC timeouts <= 1; on this 2-core host the endpoints, the WAN emulator and both gateways share the CPUs, so ratios within about 10 % are noise). Stalls: 64 QPs of 64 KB x 10, unpaced, 1 % loss both ways (goal 0). gb0: go-back-0 NICs, 8 QPs of 4 MB x 2, every 256th frame lost src->dst, no rate limit; ratio to the lossless run (goal >= 0.9).",
+	rows: .}'
+printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
+	column -t -s $'\t' >&2

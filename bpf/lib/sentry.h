@@ -153,29 +153,31 @@ static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn)
 
 /*
  * Whether a resend of an acknowledged PSN is answered with an ACK (under the
- * lock), and *ack_psn the PSN it acknowledges: the resent one itself, which
- * the receiver's ACK point covers. Not s_una - 1 at once: the NIC's timer
- * restarts only when its ACK point moves, and a NIC that goes on resending
- * from where it was (rxe does, and a go-back-0 NIC from the first PSN of the
- * message) must get through the whole replay before its timer fires. A
- * replay of thousands of PSNs by a NIC that shares its CPU (8 go-back-0 QPs
- * of 4 MB here) takes longer than rxe's 67 ms: each timeout restarted it
- * from the message's start, a livelock. ACKs that follow the replay keep
- * the timer away while the replay moves. Due on the first resend after
- * LH_ECHO_GAP_US, on a replay begun anew (before the last echo), and every
- * LH_ECHO_EVERY PSNs of it: fewer than the NIC's window (rxe: 128), which
- * the last echo opens, or a fast NIC would wait on its window until the timer.
+ * lock), and *ack_psn the PSN it acknowledges: LH_ECHO_EVERY - 1 past the
+ * resent one, or s_una - 1 if that is nearer (the receiver's ACK covers
+ * both). Not s_una - 1 at once: the NIC's timer restarts only when its ACK
+ * point moves, and a NIC that goes on resending from where it was (rxe
+ * does, and a go-back-0 NIC from the first PSN of the message) must get
+ * through the whole replay before its timer fires. A replay of thousands
+ * of PSNs by a NIC that shares its CPU (8 go-back-0 QPs of 4 MB here) takes
+ * longer than rxe's 67 ms: each timeout restarted it from the message's
+ * start, a livelock. ACKs that keep ahead of the replay keep the timer away
+ * while it moves. Due on the first resend after LH_ECHO_GAP_US, on a replay
+ * begun anew (before the last echo), and every LH_ECHO_EVERY PSNs of it:
+ * fewer than the NIC's window (rxe: 128), or a fast NIC would wait on its
+ * window until the timer. A short resend (a lost ACK) is answered whole.
  */
 static __always_inline bool sentry_echo_due(struct lh_qp *qp, __u32 psn, __u64 now, __u32 *ack_psn)
 {
 	__u32 us = (__u32)(now >> 10);
 	__s32 d = psn_diff(psn, qp->s_echo_psn);
+	__u32 last = psn_add(qp->s_una, ROCE_PSN_MASK), ahead = psn_add(psn, LH_ECHO_EVERY - 1);
 
 	if (us - qp->s_echo_us <= LH_ECHO_GAP_US && d >= 0 && d < LH_ECHO_EVERY)
 		return false;
 	qp->s_echo_us = us;
 	qp->s_echo_psn = psn;
-	*ack_psn = psn;
+	*ack_psn = psn_diff(ahead, last) < 0 ? ahead : last;
 	return true;
 }
 

@@ -890,11 +890,11 @@ static void sentry_acked_resend(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
 	snprintf(what, sizeof(what),
-		 "Sentry, no episode: a resend of an acknowledged PSN becomes its ACK (PSN %u) toward the NIC",
-		 b);
+		 "Sentry, no episode: a resend of an acknowledged PSN becomes the receiver's ACK (PSN %u) toward the NIC",
+		 b + 4);
 	echo_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 			r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
-			r.p.roce.psn == b && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
+			r.p.roce.psn == b + 4 && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
 			ctr("sentry_ack_echo") == c0 + 1,
 		us, what);
 	if (!echo_ok(r1.verdict == XDP_DROP_ && ctr("sentry_acked_drop") == c1 + 1, us,
@@ -946,11 +946,11 @@ static void sentry_gb0_echo(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
 	snprintf(what, sizeof(what),
-		 "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes its ACK, PSN %u (ICRC valid)",
-		 b);
+		 "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes that ACK, PSN %u (ICRC valid)",
+		 b + 6);
 	if (!echo_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
 			     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
-			     r.p.roce.psn == b && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
+			     r.p.roce.psn == b + 6 && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
 			     !memcmp(&r.p.src, &fl.b, 16) && !memcmp(&r.p.dst, &fl.a, 16) &&
 			     lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_ack_echo") == c0 + 1,
 		     us, what))
@@ -989,14 +989,17 @@ static void sentry_echo_every(void)
 	xdp("lh_wan_xdp", in, len, &r);
 	len = dp_data_frame(&fl, b, in);
 	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.psn == b + 31,
+	       "replay of acknowledged PSNs: its first answered with an ACK 31 PSNs ahead (PSN %u), not the receiver's %u",
+	       b + 31, b + 69);
 	c0 = ctr("sentry_ack_echo");
 	len = dp_data_frame(&fl, b + 32, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE &&
-		       r.p.roce.aeth.syndrome == 0x1f && r.p.roce.psn == b + 32 && lh_pkt_icrc_ok(r.out, &r.p) &&
+		       r.p.roce.aeth.syndrome == 0x1f && r.p.roce.psn == b + 63 && lh_pkt_icrc_ok(r.out, &r.p) &&
 		       ctr("sentry_ack_echo") == c0 + 1,
 	       "replay of acknowledged PSNs: 32 PSNs on, another ACK (PSN %u) at once, the NIC's timer restarts",
-	       b + 32);
+	       b + 63);
 	len = dp_data_frame(&fl, b + 70, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 70 && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE,

@@ -136,3 +136,24 @@ goodput_near() {
 	lr2_ok
 	[ "$(lr2_ctr b depot_held)" -gt 0 ]
 }
+
+@test "QPs one transfer after another past --max-qps: a half-full table forgets quiet QPs early, each transfer learned and paired" {
+	# --max-qps 128: the second transfer's 64 QPs would meet the first's
+	# (lingering for --qp-idle, 30 s) in a full table: not learned, and all
+	# pairing blocked while it is full. Past half full, QPs quiet for 2 s go.
+	lh_topo_up two-dc --rtt 2ms --match roce
+	lr2_agents_down
+	lr2_agents_up --max-qps 128 --pool-slots 16384
+	sleep 0.5
+	local i
+	for i in 1 2 3; do
+		lr2_xfer -q 64 -S 65536 -n 10
+		lr2_show
+		lr2_ok
+		[ "$(lr2_ctr a qp_table_full)" -eq 0 ]
+		[ "$(lr2_ctr b qp_table_full)" -eq 0 ]
+		[ "$(lr2_ctr a paired)" -eq 64 ]
+		[ "$(lr2_ctr b paired)" -eq 64 ]
+		sleep 3
+	done
+}

@@ -1007,6 +1007,44 @@ static void sentry_echo_every(void)
 }
 
 /*
+ * In an episode, the NIC's timer resends from the receiver's ACK point with
+ * nothing missing from there on: the episode ends and the resend passes,
+ * even with a missing mark left before that point (the receiver got that
+ * PSN another way and ACKed past it)
+ */
+static void sentry_timer_stale_mark(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 8200, p;
+
+	fl.a.v4.s_addr = htonl(0x0a000a23);
+	sentry_sent(&fl, b, 20);
+	/* the Depot misses b+5 and b+6; the NIC replays b+5, then b+7 .. b+12 */
+	len = dp_ack_frame(&fl, b + 5, 0x60, LH_DNACK_MARK | 1, 2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	for (p = b + 5; p <= b + 12; p++) {
+		if (p == b + 6)
+			continue;
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+	}
+	/* the receiver ACKs up to b+9: b+6 came another way, its mark stays */
+	len = dp_ack_frame(&fl, b + 9, 0x1f, 0, 2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	c0 = ctr("sentry_episode_timer");
+	len = dp_data_frame(&fl, b + 10, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 10 && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE &&
+		       ctr("sentry_episode_timer") == c0 + 1,
+	       "episode: the NIC's timer resend from the ACK point %u passes (a stale mark before it does not count)",
+	       b + 10);
+}
+
+/*
  * A go-back-0 responder that meets a gap drops the partial message, the
  * PSNs it ACKed too, and NAKs its first PSN: the Sentry's ACK point goes
  * back there, and the resend of the message passes instead of being
@@ -1610,6 +1648,7 @@ int main(void)
 	sentry_gb0_echo();
 	sentry_echo_every();
 	sentry_nak_back();
+	sentry_timer_stale_mark();
 	sentry_acked_resend();
 	sentry_bounds();
 	sentry_mid_flight();

@@ -35,6 +35,8 @@
  * and half at 4096, taken from the endpoints on the same host here.
  */
 #define SCAN_PER_TICK 256
+/* Quiet this long, a QP is forgotten when the table is half full (tick()) */
+#define LH_IDLE_FULL_S 2
 #define MAX_SCAN 65536 /* host pairs looked at per prune */
 #define PRUNE_NS 100000000ull /* the pairing lists are pruned every 100 ms */
 #define SILENCE_SLOTS 4096
@@ -126,6 +128,7 @@ struct agent {
 	bool scan_on;
 	uint32_t pass_rto_max_us, pass_srtt_max_us, pass_unmeasured;
 	uint64_t pass_copies, copies;
+	uint32_t pass_qps, qps; /* QPs in the table: this pass so far, the last whole one */
 };
 
 static uint64_t now_ns(void)
@@ -990,6 +993,20 @@ static void tick(struct agent *ag)
 	bool pass_end;
 
 	pass_end = read_qps(ag, &n);
+	/*
+	 * A table half full forgets QPs quiet for LH_IDLE_FULL_S already: QPs
+	 * that ended linger for --qp-idle, and a full table learns no new one
+	 * (it passes unchanged) and blocks all pairing while it is full (a QP
+	 * not learned could take another's ACKs): 20 transfers of 64 QPs one
+	 * after another, 1280 QPs in 30 s, livelocked the last ones (2 of 20)
+	 */
+	if (ag->qps >= cfg->max_qps / 2 && idle > LH_IDLE_FULL_S * 1000000000ull)
+		idle = LH_IDLE_FULL_S * 1000000000ull;
+	ag->pass_qps += n;
+	if (pass_end) {
+		ag->qps = ag->pass_qps;
+		ag->pass_qps = 0;
+	}
 	for (j = 0; j < n; j++) {
 		const struct lh_qp_key cur = ag->tick_keys[j];
 

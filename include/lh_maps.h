@@ -312,7 +312,10 @@ struct lh_hostpair {
 struct lh_pair_guard {
 	__u64 wide_until_ns; /* QPs learned before this are LH_QPF_WIDE */
 	__u64 block_until_ns; /* no pairing before this: a QP is missing from the lists */
+	__u64 full_until_ns; /* lh_qp was full: no QP is learned before this (LH_QP_FULL_RETRY_NS) */
 };
+/* After lh_qp was found full, new QPs are tried again this much later (ns) */
+#define LH_QP_FULL_RETRY_NS 10000000ULL
 
 #define LH_PAIR_GUARD_NS 2000000000ULL
 

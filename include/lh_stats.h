@@ -44,7 +44,7 @@
 	X(ICRC_ERROR, icrc_error, "ICRC could not be computed (headers too long, jumbo)") \
 	X(DROP, drop, "packets longhaul dropped on purpose (held, filtered, absorbed)") \
 	X(NOT_HANDLED, not_handled, "RoCEv2 the data path does not act on (READ, atomics, UD): passed") \
-	X(QP_TABLE_FULL, qp_table_full, "new QP but lh_qp is full: passed unchanged") \
+	X(QP_TABLE_FULL, qp_table_full, "new QP but lh_qp is full, or was within 10 ms: passed unchanged") \
 	X(QP_STALE, qp_stale, "a new connection on an old QP's key (far PSN after idle): passed, entry forgotten") \
 	X(ACK_UNPAIRED, ack_unpaired, "ACK/NAK of a QP not yet paired with its data direction: passed") \
 	X(PAIRED, paired, "ACK paired with its data QP: the one unpaired QP between the hosts that forwarded its PSN") \

@@ -138,16 +138,20 @@ goodput_near() {
 }
 
 @test "QPs one transfer after another past --max-qps: a half-full table forgets quiet QPs early, each transfer learned and paired" {
-	# --max-qps 128: the second transfer's 64 QPs would meet the first's
+	# --max-qps 128: the third transfer's 64 QPs would meet the first two's
 	# (lingering for --qp-idle, 30 s) in a full table: not learned, and all
 	# pairing blocked while it is full. Past half full, QPs quiet for 2 s go.
+	# Paced (one outstanding 16 KB message per QP) as the tests above:
+	# unpaced, 64 QPs keep this host's CPUs at their limit, and a run that
+	# tips into NIC timeouts (with or without longhaul, test 10 of 40-lr2)
+	# proves nothing here.
 	lh_topo_up two-dc --rtt 2ms --match roce
 	lr2_agents_down
 	lr2_agents_up --max-qps 128 --pool-slots 16384
 	sleep 0.5
 	local i
 	for i in 1 2 3; do
-		lr2_xfer -q 64 -S 65536 -n 10
+		lr2_xfer --rate 0.3 -q 64 -S 16384 -T 1 -D 2
 		lr2_show
 		lr2_ok
 		[ "$(lr2_ctr a qp_table_full)" -eq 0 ]

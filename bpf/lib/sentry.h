@@ -148,24 +148,27 @@ static __always_inline void sentry_episode_stop(struct lh_qp *qp)
  * 1 %: the tail of a message lost, the NIC's timer resends dropped as held
  * until lhperf gave up, 1 run in 20). Under the lock.
  */
+/* Bits [0, n) of a 256-bit map, word w */
+static __always_inline __u64 lh_bits_below(__u32 n, __u32 w)
+{
+	__u32 lo = w * 64;
+
+	if (n <= lo)
+		return 0;
+	if (n - lo >= 64)
+		return ~0ULL;
+	return (1ULL << (n - lo)) - 1;
+}
+
 static __always_inline bool sentry_missing_from_una(const struct lh_qp *qp)
 {
 	__s32 off = psn_diff(qp->s_una, qp->s_base);
-	__u64 m = 0;
-	__u32 w;
+	__u32 n = off > 0 ? (__u32)off : 0;
 
 	if (off >= LH_SR_WORDS * 64)
 		return false;
-	for (w = 0; w < LH_SR_WORDS; w++) {
-		__u64 below = 0;
-
-		if (off >= (__s32)(w * 64 + 64))
-			below = ~0ULL;
-		else if (off > (__s32)(w * 64))
-			below = (1ULL << (off - w * 64)) - 1;
-		m |= qp->s_missing[w] & ~below;
-	}
-	return m != 0;
+	return (qp->s_missing[0] & ~lh_bits_below(n, 0)) | (qp->s_missing[1] & ~lh_bits_below(n, 1)) |
+	       (qp->s_missing[2] & ~lh_bits_below(n, 2)) | (qp->s_missing[3] & ~lh_bits_below(n, 3));
 }
 
 static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn)
@@ -884,18 +887,6 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	default:
 		return XDP_PASS;
 	}
-}
-
-/* Bits [0, n) of a 256-bit map, word w */
-static __always_inline __u64 lh_bits_below(__u32 n, __u32 w)
-{
-	__u32 lo = w * 64;
-
-	if (n <= lo)
-		return 0;
-	if (n - lo >= 64)
-		return ~0ULL;
-	return (1ULL << (n - lo)) - 1;
 }
 
 /* The report's held bits, word w (bit i of the report = bit i % 64 of word i / 64) */

@@ -126,9 +126,12 @@ struct agent {
 	/* a pass over lh_qp spans ticks (SCAN_PER_TICK): where it goes on, and its sums so far */
 	uint32_t scan_tok;
 	bool scan_on;
-	uint32_t pass_rto_max_us, pass_srtt_max_us, pass_unmeasured;
-	uint64_t pass_copies, copies;
-	uint32_t pass_qps, qps; /* QPs in the table: this pass so far, the last whole one */
+	struct {
+		uint32_t rto_max_us, srtt_max_us, unmeasured, qps;
+		uint64_t copies;
+	} pass;
+	uint64_t copies; /* of the last whole pass: gateway recovery's copies */
+	uint32_t qps; /* ... the QPs in the table */
 };
 
 static uint64_t now_ns(void)
@@ -987,8 +990,8 @@ static void tick(struct agent *ag)
 	uint64_t sack_ns = (uint64_t)cfg->sack_time_us * 1000;
 	struct lh_qp_key gone[64];
 	int nr_gone = 0, i;
-	uint64_t copies = 0, retry_to;
-	uint32_t rto_max_us = 0, srtt_max_us = 0, unmeasured = 0, n, j;
+	uint64_t retry_to;
+	uint32_t n, j;
 	struct lh_qp qp;
 	bool pass_end;
 
@@ -1002,11 +1005,7 @@ static void tick(struct agent *ag)
 	 */
 	if (ag->qps >= cfg->max_qps / 2 && idle > LH_IDLE_FULL_S * 1000000000ull)
 		idle = LH_IDLE_FULL_S * 1000000000ull;
-	ag->pass_qps += n;
-	if (pass_end) {
-		ag->qps = ag->pass_qps;
-		ag->pass_qps = 0;
-	}
+	ag->pass.qps += n;
 	for (j = 0; j < n; j++) {
 		const struct lh_qp_key cur = ag->tick_keys[j];
 
@@ -1021,20 +1020,20 @@ static void tick(struct agent *ag)
 			struct sentry_est *est = sentry_est_of(ag, &cur);
 
 			if (!qp.s_srtt_us && qp.s_una != qp.s_next)
-				unmeasured++;
+				ag->pass.unmeasured++;
 			/* the path: QPs with data out now (not a finished QP's old estimate) */
 			if (qp.s_srtt_us && qp.s_una != qp.s_next) {
-				if (est_rto_us(&qp) > rto_max_us)
-					rto_max_us = est_rto_us(&qp);
-				if (qp.s_srtt_us > srtt_max_us)
-					srtt_max_us = qp.s_srtt_us;
+				if (est_rto_us(&qp) > ag->pass.rto_max_us)
+					ag->pass.rto_max_us = est_rto_us(&qp);
+				if (qp.s_srtt_us > ag->pass.srtt_max_us)
+					ag->pass.srtt_max_us = qp.s_srtt_us;
 			}
 			if (sack_ns)
 				sentry_silence(ag, &cur, &qp, est, now, sack_ns);
 		}
 		if ((qp.flags & (LH_QPF_SENTRY | LH_QPF_GW_OFF)) == LH_QPF_SENTRY &&
 		    psn_diff(qp.s_next, qp.s_una) > 0)
-			copies += (uint64_t)psn_diff(qp.s_next, qp.s_una);
+			ag->pass.copies += (uint64_t)psn_diff(qp.s_next, qp.s_una);
 		if (!(qp.flags & LH_QPF_DEPOT) || qp.ring >= cfg->rings)
 			continue;
 		/* T/C-SACK, time trigger: a QP that received data since its last report */
@@ -1076,24 +1075,14 @@ static void tick(struct agent *ag)
 		prune_hostpairs(ag);
 	}
 	/* the path's figures: of a whole pass */
-	if (ag->pass_rto_max_us > rto_max_us)
-		rto_max_us = ag->pass_rto_max_us;
-	if (ag->pass_srtt_max_us > srtt_max_us)
-		srtt_max_us = ag->pass_srtt_max_us;
-	unmeasured += ag->pass_unmeasured;
-	copies += ag->pass_copies;
 	if (pass_end) {
-		ag->path_rto_us = rto_max_us;
-		ag->path_srtt_us = srtt_max_us;
-		ag->rtt_known = rto_max_us && !unmeasured;
-		ag->copies = copies;
-		rto_max_us = srtt_max_us = unmeasured = 0;
-		copies = 0;
+		ag->path_rto_us = ag->pass.rto_max_us;
+		ag->path_srtt_us = ag->pass.srtt_max_us;
+		ag->rtt_known = ag->pass.rto_max_us && !ag->pass.unmeasured;
+		ag->copies = ag->pass.copies;
+		ag->qps = ag->pass.qps;
+		memset(&ag->pass, 0, sizeof(ag->pass));
 	}
-	ag->pass_rto_max_us = rto_max_us;
-	ag->pass_srtt_max_us = srtt_max_us;
-	ag->pass_unmeasured = unmeasured;
-	ag->pass_copies = copies;
 	if (ag->path_rto_us > ag->st.rto_max_us)
 		ag->st.rto_max_us = ag->path_rto_us;
 	if (ag->gwq)

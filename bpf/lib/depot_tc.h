@@ -271,7 +271,17 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 	if (!(p->opflags & ROCE_OPF_AETH))
 		return TC_ACT_OK;
 	qp = lh_qp_of_ack(p, &ack_key, &dkey, st);
-	if (!qp || (qp->flags & (LH_QPF_DEPOT | LH_QPF_STALE)) != LH_QPF_DEPOT)
+	if (!qp) {
+		/*
+		 * Only a positive ACK pairs (a NAK's PSN may never have come
+		 * this way): a NAK sent before the QP's first ACK goes on to
+		 * the sending NIC, as with no gateway on the path
+		 */
+		if (p->syndrome == AETH_NAK_PSN_SEQ_ERROR)
+			lh_count(st, LH_STAT_DEPOT_NAK_UNPAIRED);
+		return TC_ACT_OK;
+	}
+	if ((qp->flags & (LH_QPF_DEPOT | LH_QPF_STALE)) != LH_QPF_DEPOT)
 		return TC_ACT_OK;
 	ring_idx = qp->ring;
 	ring = bpf_map_lookup_elem(&lh_ring, &ring_idx);

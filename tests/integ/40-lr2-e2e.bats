@@ -118,8 +118,11 @@ wan_loss_both_ways() {
 	[ "$(jq_get "$LR2_C" .naks_sent)" -gt 0 ]
 	[ "$(lr2_ctr b depot_nak_local)" -gt 0 ]
 	[ "$(lr2_ctr b depot_replayed)" -gt 0 ]
-	# no NAK went over the WAN unless the pool could not answer it
-	[ "$(jq_get "$LR2_C" .naks_received)" -le "$(lr2_ctr b depot_nak_forwarded)" ]
+	# no NAK went over the WAN unless the pool could not answer it or the QP
+	# was not paired yet (a DC loss among the first packets, NAKed before the
+	# receiver's first ACK: a fresh-clone CI run saw one)
+	[ "$(jq_get "$LR2_C" .naks_received)" -le \
+		"$(($(lr2_ctr b depot_nak_forwarded) + $(lr2_ctr b depot_nak_unpaired)))" ]
 }
 
 @test "loss inside the receiver's DC both ways, with WAN loss: a gap no NAK reported is replayed on the DC timer" {

@@ -282,6 +282,7 @@ static void depot_unpaired(void)
 	int64_t c0, c1, c2;
 
 	fl.b.v4.s_addr = htonl(0x0a000906);
+	dp_qp_key(&fl, &k);
 	len = dp_data_frame(&fl, 4000, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	c0 = ctr("depot_unpaired");
@@ -304,6 +305,16 @@ static void depot_unpaired(void)
 		       !memcmp(r.out + pk.payload_off, in + pk.payload_off, DP_PAYLOAD) &&
 		       ctr("depot_ackreq_pair") == c0 + 1,
 	       "unpaired: a delivery into the DC asks the NIC for an ACK (AckReq, ICRC recomputed)");
+
+	/* the receiving NIC NAKs before its first ACK: nothing pairs, the NAK goes on */
+	len = dp_ack_frame(&fl, 4000, 0x60, 0, 0, in);
+	c0 = ctr("depot_nak_unpaired");
+	c1 = ctr("depot_nak_local");
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(r.verdict == TC_NEXT && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("depot_nak_unpaired") == c0 + 1 && ctr("depot_nak_local") == c1 &&
+		       bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer),
+	       "unpaired: a NAK before the first ACK pairs nothing and passes unchanged, counted");
 
 	len = dp_ack_frame(&fl, 4000, 0x1f, 0, 1, in);
 	tc("lh_dc_in", in, len, &r);

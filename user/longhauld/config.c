@@ -27,6 +27,8 @@ enum {
 	OPT_XDP_MODE,
 	OPT_VERIFY_ICRC,
 	OPT_KEEP_PINS,
+	OPT_KEEP,
+	OPT_TAKEOVER,
 	OPT_MAX_QPS,
 	OPT_MAX_HOSTPAIRS,
 	OPT_RINGS,
@@ -60,6 +62,8 @@ static const struct option long_opts[] = {
 	{ "xdp-mode", required_argument, NULL, OPT_XDP_MODE },
 	{ "verify-icrc", no_argument, NULL, OPT_VERIFY_ICRC },
 	{ "keep-pins", no_argument, NULL, OPT_KEEP_PINS },
+	{ "keep", no_argument, NULL, OPT_KEEP },
+	{ "takeover", no_argument, NULL, OPT_TAKEOVER },
 	{ "max-qps", required_argument, NULL, OPT_MAX_QPS },
 	{ "max-hostpairs", required_argument, NULL, OPT_MAX_HOSTPAIRS },
 	{ "rings", required_argument, NULL, OPT_RINGS },
@@ -150,6 +154,14 @@ void lhd_usage(FILE *f)
 		"  --credit-idle TIME  a first hop ends a flow quiet for TIME (default 2s)\n"
 		"  --keep-pins         leave the pinned maps and the lock file after exit\n"
 		"                      (post-mortem reading with longhaul status/stats)\n"
+		"  --keep              on SIGTERM/SIGINT leave the data path running (programs\n"
+		"                      attached, maps and links pinned) for the next longhauld\n"
+		"                      of this instance, which adopts it; SIGUSR2 does so\n"
+		"                      without --keep (a restart or an upgrade)\n"
+		"  --takeover          replace the instance's running longhauld without a\n"
+		"                      pause: load this build's programs beside it, then have\n"
+		"                      it stop keeping its data path (SIGUSR2) and adopt that\n"
+		"                      (an upgrade or a restart; alone when none runs)\n"
 		"  --config FILE       read `key = value` lines (long options without --)\n"
 		"  -v, --verbose       debug messages, libbpf's included\n"
 		"  -h, --help\n"
@@ -360,6 +372,12 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		return 0;
 	case OPT_KEEP_PINS:
 		c->keep_pins = true;
+		return 0;
+	case OPT_KEEP:
+		c->keep_running = true;
+		return 0;
+	case OPT_TAKEOVER:
+		c->takeover = true;
 		return 0;
 	case OPT_MAX_QPS:
 		if (parse_u32(arg, 1, 1 << 20, &c->max_qps))

@@ -60,6 +60,8 @@ struct lhd_config {
 	enum lh_xdp_mode xdp_mode;
 	bool verify_icrc;
 	bool keep_pins;
+	bool keep_running; /* --keep: a stop leaves the data path for the next agent */
+	bool takeover; /* --takeover: replace the running agent, adopting its data path */
 	bool verbose;
 	/* sizes */
 	uint32_t max_qps; /* lh_qp, lh_ack, lh_pair entries */

@@ -6,6 +6,7 @@
  * bpf_link (XDP; tcx, or a clsact qdisc on kernels without tcx). Each error
  * names the step; the unwind runs in reverse order.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <linux/if_link.h>
 #include <linux/pkt_cls.h>
@@ -95,7 +96,7 @@ static int load_obj(struct lhd_datapath *dp, const void *elf, size_t elf_sz, con
 		return EXIT_KERNEL;
 	}
 	dp->objs[dp->nr_objs++] = obj;
-	if (dp->nr_objs == 1)
+	if (dp->nr_objs == 1 && !dp->adopted)
 		remove_stale_pins(obj, cfg->pin_dir);
 	if (size_maps(obj, cfg)) {
 		pr_warn("size maps of %s\n", what);
@@ -114,11 +115,55 @@ static int load_obj(struct lhd_datapath *dp, const void *elf, size_t elf_sz, con
 	return 0;
 }
 
-static int attach_xdp(int prog_fd, const struct lh_iface *ifc, const char *role,
-		      enum lh_xdp_mode mode)
+/*
+ * Where a kept data path's link of program prog on interface ifname is
+ * pinned: PIN_DIR/link_PROG_IFNAME (beside the maps)
+ */
+#define LINK_PIN_PREFIX "link_"
+static void link_pin_path(char *buf, size_t size, const char *pin_dir, const char *prog,
+			  const char *ifname)
+{
+	snprintf(buf, size, "%s/" LINK_PIN_PREFIX "%s_%s", pin_dir, prog, ifname);
+}
+
+/*
+ * The kept XDP link of prog on ifc, given the program prog_fd: its fd, or -1
+ * when there is none or it cannot be moved (then it is unpinned: gone)
+ */
+static int adopt_xdp(int prog_fd, const struct lh_iface *ifc, const char *prog,
+		     const char *pin_dir)
+{
+	char path[PIN_DIR_MAX + 64];
+	int fd;
+
+	link_pin_path(path, sizeof(path), pin_dir, prog, ifc->name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -1;
+	unlink(path); /* this fd holds it now */
+	if (bpf_link_update(fd, prog_fd, NULL)) {
+		pr_warn("adopt the XDP link on %s: %s; attaching anew\n", ifc->name,
+			errstr(-errno));
+		close(fd);
+		return -1;
+	}
+	pr_info("adopted the XDP link on %s (%s), now running this build's program\n",
+		ifc->name, prog);
+	return fd;
+}
+
+static int attach_xdp(struct lhd_datapath *dp, int prog_fd, const struct lh_iface *ifc,
+		      const char *role, const char *prog, const struct lhd_config *cfg)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts);
+	enum lh_xdp_mode mode = cfg->xdp_mode;
 	int fd, err;
+
+	if (dp->adopted) {
+		fd = adopt_xdp(prog_fd, ifc, prog, cfg->pin_dir);
+		if (fd >= 0)
+			return fd;
+	}
 
 	if (mode == XDPM_NATIVE)
 		opts.flags = XDP_FLAGS_DRV_MODE;
@@ -146,7 +191,7 @@ static int attach_xdp(int prog_fd, const struct lh_iface *ifc, const char *role,
  * filters of two agents on one hook the same way (datapath.h).
  */
 static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifindex,
-		     const char *ifname, bool ingress, bool first)
+		     const char *ifname, bool ingress, bool first, const char *pin_dir)
 {
 	enum bpf_tc_attach_point pt = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = pt);
@@ -162,6 +207,23 @@ static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifin
 		return -E2BIG;
 	t = &dp->tc[dp->nr_tc];
 	*t = (struct lhd_tc){ .ifindex = ifindex, .ingress = ingress };
+	link_pin_path(t->pin, sizeof(t->pin), pin_dir, bpf_program__name(prog), ifname);
+	if (dp->adopted && !dp->tc_legacy) {
+		l = bpf_link__open(t->pin);
+		if (l) {
+			bpf_link__unpin(l); /* this agent holds it now */
+			if (!bpf_link__update_program(l, prog)) {
+				t->link = l;
+				dp->nr_tc++;
+				pr_info("adopted the tcx %s link on %s (%s), now running this "
+					"build's program\n", dir, ifname, bpf_program__name(prog));
+				return 0;
+			}
+			pr_warn("adopt the tcx %s link on %s: %s; attaching anew\n", dir, ifname,
+				errstr(-errno));
+			bpf_link__destroy(l);
+		}
+	}
 	if (!dp->tc_legacy) {
 		l = bpf_program__attach_tcx(prog, ifindex, &to);
 		if (l) {
@@ -188,6 +250,11 @@ static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifin
 		return err;
 	}
 	hook.attach_point = pt;
+	if (dp->adopted) {
+		/* the kept agent's filter (clsact has no links): this build's program in its place */
+		tco.flags = BPF_TC_F_REPLACE;
+		t->clsact_created = true;
+	}
 	err = bpf_tc_attach(&hook, &tco);
 	if (err) {
 		if (err == -EEXIST)
@@ -352,23 +419,27 @@ static int prog_fd(const struct lhd_datapath *dp, int obj, const char *name)
 	return p ? bpf_program__fd(p) : -1;
 }
 
-static int up_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
+static int load_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	const void *elf;
 	size_t sz;
-	int rc, fd, i;
 
 	elf = gateway_bpf__elf_bytes(&sz);
-	rc = load_obj(dp, elf, sz, "gateway", cfg, setup_gateway);
-	if (rc)
-		return rc;
+	return load_obj(dp, elf, sz, "gateway", cfg, setup_gateway);
+}
+
+static int attach_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	int fd, i;
+
 	/* the DC interface (when given), then each WAN interface */
 	for (i = 0; i <= cfg->n_wan; i++) {
 		const struct lh_iface *ifc = i ? &cfg->wan[i - 1] : &cfg->dc;
 
 		if (!ifc->ifindex)
 			continue;
-		fd = attach_xdp(prog_fd(dp, 0, "lh_gateway"), ifc, i ? "wan" : "dc", cfg->xdp_mode);
+		fd = attach_xdp(dp, prog_fd(dp, 0, "lh_gateway"), ifc, i ? "wan" : "dc", "lh_gateway",
+				cfg);
 		if (fd < 0)
 			return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 		dp->xdp_links[i] = fd;
@@ -376,7 +447,7 @@ static int up_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	return 0;
 }
 
-static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
+static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	struct lh_config bc = {
 		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
@@ -391,7 +462,7 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	uint32_t zero = 0;
 	const void *elf;
 	size_t sz;
-	int rc, fd, i;
+	int rc;
 
 	elf = wan_xdp_bpf__elf_bytes(&sz);
 	rc = load_obj(dp, elf, sz, "wan_xdp", cfg, NULL);
@@ -410,8 +481,10 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	if (rc)
 		return rc;
 
-	if (fill_queue(lhd_map_fd(dp, "lh_pool_free"), cfg->pool_slots, "lh_pool_free") ||
-	    fill_queue(lhd_map_fd(dp, "lh_ring_free"), cfg->rings, "lh_ring_free"))
+	/* adopted: the free lists are the kept ones, every slot and ring either in them or in use */
+	if (!dp->adopted &&
+	    (fill_queue(lhd_map_fd(dp, "lh_pool_free"), cfg->pool_slots, "lh_pool_free") ||
+	     fill_queue(lhd_map_fd(dp, "lh_ring_free"), cfg->rings, "lh_ring_free")))
 		return EXIT_KERNEL;
 	if (bpf_map_update_elem(lhd_map_fd(dp, "lh_config"), &zero, &bc, BPF_ANY)) {
 		pr_warn("write lh_config: %s\n", strerror(errno));
@@ -419,27 +492,34 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	}
 	dp->kick_fd = prog_fd(dp, 2, "lh_dc_kick");
 	dp->cmd_fd = prog_fd(dp, 2, "lh_dc_cmd");
+	return 0;
+}
 
-	fd = attach_xdp(prog_fd(dp, 1, "lh_dc_xdp"), &cfg->dc, "dc", cfg->xdp_mode);
+static int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	int fd, i;
+
+	fd = attach_xdp(dp, prog_fd(dp, 1, "lh_dc_xdp"), &cfg->dc, "dc", "lh_dc_xdp", cfg);
 	if (fd < 0)
 		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 	dp->xdp_links[0] = fd;
 	/* every WAN interface the same: the programs find a QP by its key, whichever path */
 	for (i = 0; i < cfg->n_wan; i++) {
-		fd = attach_xdp(prog_fd(dp, 0, "lh_wan_xdp"), &cfg->wan[i], "wan", cfg->xdp_mode);
+		fd = attach_xdp(dp, prog_fd(dp, 0, "lh_wan_xdp"), &cfg->wan[i], "wan", "lh_wan_xdp",
+				cfg);
 		if (fd < 0)
 			return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 		dp->xdp_links[1 + i] = fd;
 	}
 	dp->tc_prio = LHD_TC_PRIO_LR2;
 	if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_in"),
-		      cfg->dc.ifindex, cfg->dc.name, true, true) ||
+		      cfg->dc.ifindex, cfg->dc.name, true, true, cfg->pin_dir) ||
 	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_out"),
-		      cfg->dc.ifindex, cfg->dc.name, false, true))
+		      cfg->dc.ifindex, cfg->dc.name, false, true, cfg->pin_dir))
 		return EXIT_KERNEL;
 	for (i = 0; i < cfg->n_wan; i++)
 		if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[3], "lh_wan_in"),
-			      cfg->wan[i].ifindex, cfg->wan[i].name, true, true))
+			      cfg->wan[i].ifindex, cfg->wan[i].name, true, true, cfg->pin_dir))
 			return EXIT_KERNEL;
 	return 0;
 }
@@ -449,18 +529,16 @@ static int up_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
  * counts what it forwards) and of every --credit-route interface (where a
  * hop sends against its next hop's credit), each interface once.
  */
-static int up_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
+static int load_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	struct lh_cr_config cc = {
 		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
 		.hold_cap = cfg->cr_buffer,
 	};
-	const struct lh_iface *ifs[LHD_MAX_CR_ROUTES + 1];
-	struct bpf_program *prog;
 	uint32_t zero = 0;
 	const void *elf;
 	size_t sz;
-	int rc, i, j, n = 0;
+	int rc;
 
 	elf = credit_tc_bpf__elf_bytes(&sz);
 	rc = load_obj(dp, elf, sz, "credit_tc", cfg, NULL);
@@ -470,6 +548,15 @@ static int up_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		pr_warn("write lh_cr_config: %s\n", strerror(errno));
 		return EXIT_KERNEL;
 	}
+	return 0;
+}
+
+static int attach_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	const struct lh_iface *ifs[LHD_MAX_CR_ROUTES + 1];
+	struct bpf_program *prog;
+	int i, j, n = 0;
+
 	if (cfg->dc.ifindex)
 		ifs[n++] = &cfg->dc;
 	for (i = 0; i < cfg->n_cr_routes; i++) {
@@ -482,12 +569,201 @@ static int up_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	/* last on each egress: after an LR2 agent's lh_dc_out on the same DC interface */
 	dp->tc_prio = LHD_TC_PRIO_CREDIT;
 	for (i = 0; i < n; i++)
-		if (attach_tc(dp, prog, ifs[i]->ifindex, ifs[i]->name, false, false))
+		if (attach_tc(dp, prog, ifs[i]->ifindex, ifs[i]->name, false, false, cfg->pin_dir))
 			return EXIT_KERNEL;
 	return 0;
 }
 
-int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg)
+/* The names of the pins of links a stopped agent kept under pin_dir; returns how many */
+static int kept_links(const char *pin_dir, bool unpin)
+{
+	char path[PIN_DIR_MAX + 300];
+	struct dirent *de;
+	DIR *d = opendir(pin_dir);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, LINK_PIN_PREFIX, strlen(LINK_PIN_PREFIX)))
+			continue;
+		n++;
+		if (!unpin)
+			continue;
+		/* the last reference of a link that no agent holds: it detaches */
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, de->d_name);
+		if (!unlink(path))
+			pr_info("detached the kept link %s\n", de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* The objects of a mode, as their skeletons carry them */
+static int mode_objects(enum lh_mode mode, const void **elf, size_t *sz, const char **name)
+{
+	int n = 0;
+
+	if (mode == MODE_OBSERVE) {
+		name[n] = "gateway";
+		elf[n] = gateway_bpf__elf_bytes(&sz[n]);
+		n++;
+	} else if (mode == MODE_CREDIT) {
+		name[n] = "credit_tc";
+		elf[n] = credit_tc_bpf__elf_bytes(&sz[n]);
+		n++;
+	} else {
+		name[n] = "wan_xdp";
+		elf[n] = wan_xdp_bpf__elf_bytes(&sz[n]);
+		n++;
+		name[n] = "dc_xdp";
+		elf[n] = dc_xdp_bpf__elf_bytes(&sz[n]);
+		n++;
+		name[n] = "dc_tc";
+		elf[n] = dc_tc_bpf__elf_bytes(&sz[n]);
+		n++;
+		name[n] = "wan_tc";
+		elf[n] = wan_tc_bpf__elf_bytes(&sz[n]);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Whether the pinned map of m can serve this build as it is: there, of the
+ * same type, key, value and flags (a different size it keeps: its entries
+ * are what is adopted). Sets *entries to its size.
+ */
+static bool pinned_map_fits(struct bpf_map *m, const char *pin_dir, uint32_t *entries)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+	char path[PIN_DIR_MAX + 64];
+	bool fits;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(m));
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		pr_warn("kept data path: map %s is not pinned\n", bpf_map__name(m));
+		return false;
+	}
+	fits = !bpf_map_get_info_by_fd(fd, &info, &len) && info.type == bpf_map__type(m) &&
+	       info.key_size == bpf_map__key_size(m) && info.value_size == bpf_map__value_size(m) &&
+	       info.map_flags == bpf_map__map_flags(m);
+	if (!fits)
+		pr_warn("kept data path: map %s has another layout (type %u key %u value %u, this "
+			"build %u %u %u)\n", bpf_map__name(m), info.type, info.key_size,
+			info.value_size, bpf_map__type(m), bpf_map__key_size(m),
+			bpf_map__value_size(m));
+	*entries = info.max_entries;
+	close(fd);
+	return fits;
+}
+
+/* What cfg sizes a map, adopted from the kept one: the config's field, or NULL */
+static uint32_t *sized_by(struct lhd_config *cfg, const char *map, const char **opt)
+{
+	if (!strcmp(map, "lh_qp") || !strcmp(map, "lh_cr_flow")) {
+		*opt = "max-qps";
+		return &cfg->max_qps;
+	}
+	if (!strcmp(map, "lh_hostpair")) {
+		*opt = "max-hostpairs";
+		return &cfg->max_hostpairs;
+	}
+	if (!strcmp(map, "lh_ring")) {
+		*opt = "rings";
+		return &cfg->rings;
+	}
+	if (!strcmp(map, "lh_pool")) {
+		*opt = "pool-slots";
+		return &cfg->pool_slots;
+	}
+	return NULL;
+}
+
+/* Every pinned map of the mode's objects fits (sizes adopted into cfg) */
+bool lhd_datapath_maps_fit(struct lhd_config *cfg)
+{
+	const void *elf[LHD_MAX_OBJS];
+	const char *name[LHD_MAX_OBJS], *opt;
+	size_t sz[LHD_MAX_OBJS];
+	int i, n = mode_objects(cfg->mode, elf, sz, name);
+	bool fits = true;
+
+	for (i = 0; i < n && fits; i++) {
+		LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = name[i]);
+		struct bpf_object *obj = bpf_object__open_mem(elf[i], sz[i], &o);
+		struct bpf_map *m;
+
+		if (!obj)
+			return false;
+		bpf_object__for_each_map(m, obj) {
+			uint32_t entries = 0, *field;
+
+			if (!bpf_map__pin_path(m))
+				continue;
+			if (!pinned_map_fits(m, cfg->pin_dir, &entries)) {
+				fits = false;
+				break;
+			}
+			field = sized_by(cfg, bpf_map__name(m), &opt);
+			if (field && *field != entries) {
+				pr_warn("adopting the kept data path with its %s %u (the config "
+					"asks %u: a stop without --keep applies it)\n", opt, entries,
+					*field);
+				*field = entries;
+			}
+		}
+		bpf_object__close(obj);
+	}
+	return fits;
+}
+
+/* A kept agent's clsact filters (kernels without tcx have no links to unpin) */
+static void detach_kept_filters(const struct lhd_config *cfg)
+{
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	int i;
+
+	for (i = -1; i < cfg->n_wan; i++) {
+		int ifindex = i < 0 ? cfg->dc.ifindex : cfg->wan[i].ifindex;
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1,
+			    .priority = cfg->mode == MODE_CREDIT ? LHD_TC_PRIO_CREDIT :
+								  LHD_TC_PRIO_LR2);
+
+		if (!ifindex)
+			continue;
+		bpf_tc_detach(&hook, &tco);
+		tco.prog_fd = tco.prog_id = tco.flags = 0;
+		hook.attach_point = BPF_TC_EGRESS;
+		bpf_tc_detach(&hook, &tco);
+	}
+	libbpf_set_print(print);
+}
+
+int lhd_datapath_probe_kept(struct lhd_config *cfg)
+{
+	int n = kept_links(cfg->pin_dir, false);
+
+	if (!n)
+		return 0;
+	if (lhd_datapath_maps_fit(cfg)) {
+		pr_info("found the data path a stopped agent kept running under %s (%d links): "
+			"adopting it\n", cfg->pin_dir, n);
+		return 1;
+	}
+	pr_warn("the data path kept under %s cannot be adopted by this build: taking it down "
+		"(what it held is lost; its QPs fall back to their NICs' go-back-N)\n",
+		cfg->pin_dir);
+	kept_links(cfg->pin_dir, true);
+	detach_kept_filters(cfg);
+	return 0;
+}
+
+int lhd_datapath_load(struct lhd_datapath *dp, const struct lhd_config *cfg, bool adopt)
 {
 	int rc, i;
 
@@ -496,21 +772,95 @@ int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		dp->xdp_links[i] = -1;
 	dp->kick_fd = -1;
 	dp->cmd_fd = -1;
+	dp->adopted = adopt;
+	dp->owner = !adopt;
 	if (cfg->mode == MODE_OBSERVE)
-		rc = up_observe(dp, cfg);
+		rc = load_observe(dp, cfg);
 	else if (cfg->mode == MODE_CREDIT)
-		rc = up_credit(dp, cfg);
+		rc = load_credit(dp, cfg);
 	else
-		rc = up_lr2(dp, cfg);
+		rc = load_lr2(dp, cfg);
 	if (rc)
-		lhd_datapath_down(dp, cfg);
+		lhd_datapath_down(dp, cfg, false);
 	return rc;
 }
 
-void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg)
+int lhd_datapath_attach(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	int rc;
+
+	if (cfg->mode == MODE_OBSERVE)
+		rc = attach_observe(dp, cfg);
+	else if (cfg->mode == MODE_CREDIT)
+		rc = attach_credit(dp, cfg);
+	else
+		rc = attach_lr2(dp, cfg);
+	if (rc) {
+		lhd_datapath_down(dp, cfg, false);
+		return rc;
+	}
+	/* kept links of interfaces this agent was not given: they detach */
+	if (dp->adopted)
+		kept_links(cfg->pin_dir, true);
+	dp->owner = true;
+	return 0;
+}
+
+int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg, bool adopt)
+{
+	int rc = lhd_datapath_load(dp, cfg, adopt);
+
+	return rc ? rc : lhd_datapath_attach(dp, cfg);
+}
+
+/* Pin what a kept data path needs: the XDP links and the tcx links (clsact filters stay by themselves) */
+static void keep_links(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	char path[PIN_DIR_MAX + 64];
+	int i;
+
+	for (i = 0; i < 1 + LHD_MAX_WAN; i++) {
+		const struct lh_iface *ifc = i ? &cfg->wan[i - 1] : &cfg->dc;
+		const char *prog = cfg->mode == MODE_OBSERVE ? "lh_gateway" :
+				   i			 ? "lh_wan_xdp" :
+							   "lh_dc_xdp";
+
+		if (dp->xdp_links[i] < 0)
+			continue;
+		link_pin_path(path, sizeof(path), cfg->pin_dir, prog, ifc->name);
+		if (bpf_obj_pin(dp->xdp_links[i], path))
+			pr_warn("keep the XDP link on %s: pin %s: %s (it detaches)\n", ifc->name,
+				path, strerror(errno));
+		close(dp->xdp_links[i]);
+		dp->xdp_links[i] = -1;
+	}
+	for (i = 0; i < dp->nr_tc; i++) {
+		struct lhd_tc *t = &dp->tc[i];
+
+		if (!t->link)
+			continue;
+		if (bpf_link__pin(t->link, t->pin))
+			pr_warn("keep the tcx link %s: %s (it detaches)\n", t->pin, strerror(errno));
+		else
+			bpf_link__disconnect(t->link);
+		bpf_link__destroy(t->link);
+		t->link = NULL;
+	}
+	dp->nr_tc = 0;
+}
+
+void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bool keep)
 {
 	int i;
 
+	if (keep) {
+		keep_links(dp, cfg);
+		for (i = dp->nr_objs - 1; i >= 0; i--)
+			bpf_object__close(dp->objs[i]);
+		dp->nr_objs = 0;
+		pr_info("data path left running under %s for the next longhauld\n", cfg->pin_dir);
+		return;
+	}
 	for (i = 0; i < 1 + LHD_MAX_WAN; i++) {
 		if (dp->xdp_links[i] >= 0)
 			close(dp->xdp_links[i]); /* the last reference to an XDP link detaches it */
@@ -518,7 +868,8 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	}
 	detach_tc(dp);
 	for (i = dp->nr_objs - 1; i >= 0; i--) {
-		if (!cfg->keep_pins)
+		/* a takeover that failed before attaching leaves the running agent's maps alone */
+		if (!cfg->keep_pins && dp->owner)
 			bpf_object__unpin_maps(dp->objs[i], NULL);
 		bpf_object__close(dp->objs[i]);
 	}

@@ -29,6 +29,7 @@ struct lhd_tc {
 	int ifindex;
 	bool ingress;
 	bool clsact_created; /* the clsact qdisc was made for this filter (ours to remove) */
+	char pin[PIN_DIR_MAX + 64]; /* where a stop that keeps the data path pins the link */
 };
 
 struct lhd_datapath {
@@ -42,16 +43,51 @@ struct lhd_datapath {
 	uint32_t tc_prio; /* the clsact priority of this agent's filters (LHD_TC_PRIO_*) */
 	int kick_fd; /* lh_dc_kick, run by the agent */
 	int cmd_fd; /* lh_dc_cmd, the agent's commands */
+	/*
+	 * A data path a stopped agent kept running (--keep, SIGUSR2) was found
+	 * under the pin directory and taken over: its maps with what they held,
+	 * its links given this agent's programs (bpf_link_update)
+	 */
+	bool adopted;
+	/* the pinned maps are this agent's to remove at a stop: made by it, or adopted and attached */
+	bool owner;
 };
 
 /*
- * Open, size, load the programs of cfg->mode with maps pinned (shared) under
- * cfg->pin_dir, fill the free lists and the config, attach. On error, logs
- * the step and returns EXIT_*; what was done is undone.
+ * Before lhd_datapath_up, under the instance lock: whether a stopped agent
+ * left a data path running under cfg->pin_dir (its links pinned). One whose
+ * maps this build can use is adopted: cfg's map sizes become the pinned
+ * ones (said when they differ from the config). One it cannot use (another
+ * layout: an older or newer build) is taken down, said so, and 0 returned:
+ * its QPs fall back to their NICs' go-back-N. Returns 1 to adopt, 0 to
+ * start fresh.
  */
-int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg);
-/* Detach, and unpin unless cfg->keep_pins */
-void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg);
+int lhd_datapath_probe_kept(struct lhd_config *cfg);
+/*
+ * Whether this build can use the maps pinned under cfg->pin_dir as they are
+ * (a running agent's, for --takeover); their sizes go into cfg
+ */
+bool lhd_datapath_maps_fit(struct lhd_config *cfg);
+/*
+ * Open, size, load the programs of cfg->mode with maps pinned (shared) under
+ * cfg->pin_dir, fill the free lists and the config, attach. adopt (from
+ * lhd_datapath_probe_kept): reuse the pinned maps as they are and move the
+ * pinned links to the new programs. On error, logs the step and returns
+ * EXIT_*; what was done is undone.
+ */
+int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg, bool adopt);
+/*
+ * lhd_datapath_up in two steps: load (open, size, verify, fill), then attach.
+ * A takeover loads while the agent it replaces still runs and attaches once
+ * that one has stopped, keeping its data path. On error each undoes all.
+ */
+int lhd_datapath_load(struct lhd_datapath *dp, const struct lhd_config *cfg, bool adopt);
+int lhd_datapath_attach(struct lhd_datapath *dp, const struct lhd_config *cfg);
+/*
+ * Detach, and unpin unless cfg->keep_pins. keep: leave everything attached
+ * and pinned, the links too, for the next agent to adopt.
+ */
+void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bool keep);
 /* fd of a map by name, -1 when the data path has none */
 int lhd_map_fd(const struct lhd_datapath *dp, const char *name);
 

@@ -29,12 +29,13 @@
 #define LOCK_DIR "/run/longhaul"
 #define BPF_FS_MAGIC_NUM 0xcafe4a11
 
+/* 1: stop; STOP_KEEP: stop and leave the data path running for the next agent */
+#define STOP_KEEP 2
 static volatile int stop;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	stop = sig == SIGUSR2 ? STOP_KEEP : 1;
 }
 
 /* mkdir -p for the pin directory, which must be on a bpf filesystem */
@@ -102,7 +103,7 @@ static void wan_list_json(const struct lhd_config *cfg, char *buf, size_t size)
 
 static int take_lock(const struct lhd_config *cfg)
 {
-	char name[PIN_DIR_MAX], wans[LHD_MAX_WAN * (IF_NAMESIZE + 3) + 3];
+	char name[PIN_DIR_MAX];
 	struct stat a, b;
 	size_t i;
 	int fd;
@@ -130,6 +131,14 @@ static int take_lock(const struct lhd_config *cfg)
 			break;
 		close(fd);
 	}
+	return fd;
+}
+
+/* What the lock file says of its holder, once the map sizes are known */
+static void write_lock_info(int fd, const struct lhd_config *cfg)
+{
+	char wans[LHD_MAX_WAN * (IF_NAMESIZE + 3) + 3];
+
 	wan_list_json(cfg, wans, sizeof(wans));
 	if (!ftruncate(fd, 0))
 		dprintf(fd,
@@ -143,6 +152,76 @@ static int take_lock(const struct lhd_config *cfg)
 			cfg->dc.name, cfg->n_wan ? cfg->wan[0].name : "", wans, cfg->pin_dir,
 			(long long)time(NULL), cfg->pool_slots, cfg->max_qps, cfg->rings,
 			cfg->wan_rtt_us, cfg->nack_timeout_us);
+}
+
+/* The pid the lock file names (its holder), 0 when it names none */
+static int lock_holder_pid(void)
+{
+	char buf[256] = "";
+	const char *p;
+	FILE *f = fopen(lock_path, "r");
+	int pid = 0;
+
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strstr(buf, "\"pid\":")))
+		pid = atoi(p + 6);
+	fclose(f);
+	return pid > 0 ? pid : 0;
+}
+
+/*
+ * --takeover of the instance's running agent: this build's programs are
+ * loaded and verified beside it (maps shared through their pins), then it is
+ * asked to stop keeping its data path (SIGUSR2) and, once its lock is free,
+ * its links are given these programs. What runs between its stop and this
+ * attach is the data path alone: the agent's timers wait only that long
+ * (about 0.15 s here), not a whole load (about 1 s). Returns the lock fd, or
+ * -EXIT_* with the data path unloaded.
+ */
+static int take_over(struct lhd_config *cfg, struct lhd_datapath *dp)
+{
+	int pid = lock_holder_pid(), fd = -EBUSY, rc, i;
+
+	if (!pid) {
+		pr_warn("--takeover: the lock of %s names no running agent\n", cfg->pin_dir);
+		return -EXIT_BUSY;
+	}
+	if (!lhd_datapath_maps_fit(cfg)) {
+		pr_warn("--takeover: the running agent's maps have another layout than this "
+			"build's: stop it, then start this one (what it holds is lost)\n");
+		return -EXIT_BUSY;
+	}
+	rc = lhd_datapath_load(dp, cfg, true);
+	if (rc)
+		return -rc;
+	pr_info("loaded beside the running longhauld (pid %d): asking it to stop and keep its "
+		"data path\n", pid);
+	if (kill(pid, SIGUSR2)) {
+		pr_warn("--takeover: signal pid %d: %s\n", pid, strerror(errno));
+		lhd_datapath_down(dp, cfg, false);
+		return -EXIT_BUSY;
+	}
+	for (i = 0; i < 2000 && fd == -EBUSY; i++) {
+		fd = take_lock(cfg);
+		if (fd == -EBUSY)
+			usleep(5000);
+	}
+	if (fd < 0) {
+		pr_warn("--takeover: pid %d did not stop within 10 s\n", pid);
+		lhd_datapath_down(dp, cfg, false);
+		return -EXIT_BUSY;
+	}
+	if (!lhd_datapath_probe_kept(cfg)) {
+		/* it stopped without keeping (a crash, or another build took its data path down) */
+		pr_warn("--takeover: pid %d left no data path to adopt: starting fresh\n", pid);
+		lhd_datapath_down(dp, cfg, false);
+		rc = lhd_datapath_load(dp, cfg, false);
+		if (rc) {
+			close(fd);
+			return -rc;
+		}
+	}
 	return fd;
 }
 
@@ -223,7 +302,8 @@ int main(int argc, char **argv)
 	struct lhd_datapath dp;
 	struct lhd_config cfg;
 	struct sigaction sa = { .sa_handler = on_signal };
-	int rc, lock_fd, err;
+	int rc, lock_fd, err, adopt;
+	bool keep, loaded;
 
 	lh_log_init("longhauld", LH_LOG_INFO);
 	lh_log_route_libbpf();
@@ -260,6 +340,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	lock_fd = take_lock(&cfg);
+	loaded = false;
+	if (lock_fd == -EBUSY && cfg.takeover) {
+		lock_fd = take_over(&cfg, &dp);
+		if (lock_fd < 0)
+			return -lock_fd;
+		loaded = true;
+	}
 	if (lock_fd < 0) {
 		if (lock_fd == -EBUSY)
 			pr_warn("another longhauld uses %s: give this one --instance NAME\n",
@@ -269,9 +356,12 @@ int main(int argc, char **argv)
 		return EXIT_BUSY;
 	}
 
+	adopt = loaded ? 1 : lhd_datapath_probe_kept(&cfg);
+	write_lock_info(lock_fd, &cfg);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	rc = lhd_datapath_up(&dp, &cfg);
+	sigaction(SIGUSR2, &sa, NULL);
+	rc = loaded ? lhd_datapath_attach(&dp, &cfg) : lhd_datapath_up(&dp, &cfg, adopt);
 	if (rc) {
 		if (!cfg.keep_pins && cfg.instance[0])
 			rmdir(cfg.pin_dir);
@@ -288,16 +378,18 @@ int main(int argc, char **argv)
 	pr_info("maps pinned under %s; running (SIGINT/SIGTERM stops)\n", cfg.pin_dir);
 
 	rc = cfg.mode == MODE_CREDIT ? lhd_credit_run(&cfg, &dp, &stop) : lhd_agent_run(&cfg, &dp, &stop);
-	pr_info("stopping\n");
-	lhd_datapath_down(&dp, &cfg);
-	if (!cfg.keep_pins && cfg.instance[0])
+	keep = cfg.keep_running || stop == STOP_KEEP;
+	pr_info("stopping%s\n", keep ? ", the data path kept running" : "");
+	lhd_datapath_down(&dp, &cfg, keep);
+	if (!keep && !cfg.keep_pins && cfg.instance[0])
 		rmdir(cfg.pin_dir); /* only if empty: never another's pins */
 	/*
 	 * Still ours: the next agent re-checks the path after locking. With
-	 * --keep-pins the file stays (unlocked) beside the pins it describes, so
-	 * `longhaul status` can tell what mode and interfaces the stopped agent had.
+	 * --keep-pins or a kept data path the file stays (unlocked) beside the
+	 * pins it describes, so `longhaul status` can tell what mode and
+	 * interfaces the stopped agent had.
 	 */
-	if (!cfg.keep_pins)
+	if (!keep && !cfg.keep_pins)
 		unlink(lock_path);
 	close(lock_fd);
 	return rc;

@@ -1,0 +1,179 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Faults of the gateways' agents mid-transfer: a restart (SIGTERM, start
+# again), a kill -9, and a handover that keeps the data path running
+# (--takeover: a new longhauld adopting it). 8 QPs at 1 % WAN loss both
+# ways, NICs that give up after 6 retries (lhperf -R 6): a QP whose
+# retransmissions a gateway drops for good ends in a QP error instead of a
+# slow run. Each run is verified byte for byte; the first law asks for 0 QP
+# errors, as the same run without longhaul has.
+
+load helpers
+load lr2-helpers
+
+setup_file() {
+	lr2_require
+	lh_topo_up two-dc --rtt 2ms --match roce --seed 49 --loss-a2b 'random 1%' \
+		--loss-b2a 'random 1%'
+}
+
+teardown_file() {
+	lr2_agents_down || true
+	lh_cleanup
+	# a data path a failed test kept (--keep, SIGUSR2) leaves its pins
+	rm -rf "/sys/fs/bpf/longhaul/$LH_PREFIX-gwa" "/sys/fs/bpf/longhaul/$LH_PREFIX-gwb"
+}
+
+setup() {
+	lr2_require
+}
+
+# agent_signal GW SIG: send SIG to GW's agent and wait until it is gone
+agent_signal() {
+	local pid i
+	pid=$(cat "$BATS_FILE_TMPDIR/$1.pid")
+	kill "-$2" "$pid"
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	echo "longhauld on $1 did not stop on SIG$2" >&2
+	return 1
+}
+
+# agent_start GW [OPTIONS]: longhauld on GW again, until it says it runs
+agent_start() {
+	local g=$1 i
+	shift
+	lh_bg "$LH_PREFIX-$g" "$BATS_FILE_TMPDIR/$g.log" "$LH_BIN/longhauld" --dc dc --wan wan \
+		--instance "$LH_PREFIX-$g" --wan-rtt "${LR2_RTT:-2ms}" "$@" >"$BATS_FILE_TMPDIR/$g.pid"
+	for i in $(seq 100); do
+		grep -q running "$BATS_FILE_TMPDIR/$g.log" && return 0
+		kill -0 "$(cat "$BATS_FILE_TMPDIR/$g.pid")" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$BATS_FILE_TMPDIR/$g.log" >&2
+	return 1
+}
+
+# fault_run DELAY ACTION...: an 8-QP transfer of 6 s with ACTION run DELAY
+# seconds into it; LR2_* as lr2_xfer sets them
+fault_run() {
+	local delay=$1 pid st=0
+	shift
+	(sleep "$delay" && "$@") >"$BATS_TEST_TMPDIR/fault.log" 2>&1 &
+	pid=$!
+	lr2_xfer -D 6 -q 8 -S 65536 -R 6 --psn 1000
+	wait "$pid" || st=$?
+	cat "$BATS_TEST_TMPDIR/fault.log"
+	echo "fault action status $st"
+	return "$st"
+}
+
+restart_both() {
+	agent_signal gwa TERM && agent_signal gwb TERM &&
+		agent_start gwa && agent_start gwb
+}
+
+# takeover GW: a new longhauld takes GW's running one over (--takeover): it
+# loads beside it, then the old one stops keeping its data path and the new
+# one adopts it. The XDP link on GW's WAN interface before and after go to
+# $BATS_TEST_TMPDIR/GW.links
+takeover() {
+	local g=$1 old i
+	old=$(cat "$BATS_FILE_TMPDIR/$g.pid")
+	links_of "$g" >"$BATS_TEST_TMPDIR/$g.links"
+	cp "$BATS_FILE_TMPDIR/$g.log" "$BATS_TEST_TMPDIR/$g.old.log"
+	agent_start "$g" --takeover || return 1
+	for i in $(seq 100); do
+		kill -0 "$old" 2>/dev/null || break
+		sleep 0.05
+	done
+	! kill -0 "$old" 2>/dev/null || { echo "the old agent on $g still runs" >&2; return 1; }
+	links_of "$g" >>"$BATS_TEST_TMPDIR/$g.links"
+}
+
+takeover_both() {
+	takeover gwa && takeover gwb
+}
+
+# links_of GW: "TCX_LINK TCX_PROG XDP_PROG" on GW's WAN interface: the id of
+# the tcx ingress link and of its program, and of the XDP program
+links_of() {
+	lh_exec "$1" bpftool -j net show dev wan | jq -r '.[0] |
+		(.tc[] | select(.kind == "tcx/ingress") | "\(.link_id) \(.prog_id)") + " \(.xdp[0].id)"'
+}
+
+restart_gwb() {
+	agent_signal gwb TERM && agent_start gwb
+}
+
+kill_gwb() {
+	agent_signal gwb KILL
+}
+
+kill_gwa() {
+	agent_signal gwa KILL
+}
+
+plain_run() {
+	lr2_agents_down
+	lr2_xfer -D 6 -q 8 -S 65536 -R 6 --psn 1000
+	lr2_ok
+	PLAIN=$LR2_C
+	echo "without longhaul: $(jq -c '{status, goodput_gbps, timeouts, qp_errors}' <<<"$PLAIN")"
+}
+
+with_fault() {
+	lr2_agents_up
+	fault_run 2 "$@"
+	lr2_show
+	echo "with longhaul: $(jq -c '{status, goodput_gbps, timeouts, qp_errors}' <<<"$LR2_C")"
+	lr2_ok
+}
+
+@test "restart of both agents mid-transfer (SIGTERM, start again): 0 QP errors, as without longhaul" {
+	plain_run
+	with_fault restart_both
+}
+
+@test "restart of the Depot's agent mid-transfer: 0 QP errors" {
+	plain_run
+	with_fault restart_gwb
+}
+
+@test "kill -9 of the Depot's agent mid-transfer: 0 QP errors" {
+	plain_run
+	with_fault kill_gwb
+}
+
+@test "kill -9 of the Sentry's agent mid-transfer: 0 QP errors" {
+	plain_run
+	with_fault kill_gwa
+}
+
+@test "takeover of both agents mid-transfer (a new longhauld loads beside the running one and adopts its data path): nothing held is lost, no QP relearned, 0 QP errors" {
+	local g l1 p1 x1 l2 p2 x2
+	plain_run
+	lr2_agents_up
+	fault_run 2 takeover_both
+	lr2_show
+	echo "with longhaul: $(jq -c '{status, goodput_gbps, timeouts, qp_errors}' <<<"$LR2_C")"
+	lr2_ok
+	for g in gwa gwb; do
+		cat "$BATS_FILE_TMPDIR/$g.log"
+		grep -q "adopting it" "$BATS_FILE_TMPDIR/$g.log"
+		# the same links, now with the new agent's programs
+		read -r l1 p1 x1 <"$BATS_TEST_TMPDIR/$g.links"
+		read -r l2 p2 x2 < <(sed -n 2p "$BATS_TEST_TMPDIR/$g.links")
+		echo "$g tcx link, its program, XDP program before: $l1 $p1 $x1, after: $l2 $p2 $x2"
+		[ -n "$l1" ]
+		[ "$l2" = "$l1" ]
+		[ "$p2" != "$p1" ]
+		[ "$x2" != "$x1" ]
+	done
+	# each QP was learned once, before the takeover, on each side
+	[ "$(lr2_ctr a sentry_new_qp)" -eq 8 ]
+	[ "$(lr2_ctr b depot_new_qp)" -eq 8 ]
+	[ "$(lr2_ctr b qp_stale)" -eq 0 ]
+}

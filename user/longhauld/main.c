@@ -188,8 +188,8 @@ static int take_over(struct lhd_config *cfg, struct lhd_datapath *dp)
 		return -EXIT_BUSY;
 	}
 	if (!lhd_datapath_maps_fit(cfg)) {
-		pr_warn("--takeover: the running agent's maps have another layout than this "
-			"build's: stop it, then start this one (what it holds is lost)\n");
+		pr_warn("--takeover: the running agent's maps cannot serve this build (above): "
+			"stop it, then start this one (what it holds is lost)\n");
 		return -EXIT_BUSY;
 	}
 	rc = lhd_datapath_load(dp, cfg, true);

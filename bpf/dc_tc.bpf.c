@@ -43,7 +43,8 @@ int lh_dc_in(struct __sk_buff *skb)
 	if (!cfg || !(cfg->flags & LH_CFG_DEPOT))
 		return LH_TC_NEXT;
 	p = bpf_map_lookup_elem(&lh_dc_in_pkt, &zero);
-	if (!p || lh_parse_skb(skb, p) != LH_STAT_ROCE || !lh_is_rc_ack(p))
+	if (!p || lh_parse_skb(skb, p) != LH_STAT_ROCE || !lh_is_rc_ack(p) ||
+	    !(lh_roles(cfg, st) & LH_CFG_DEPOT))
 		return LH_TC_NEXT;
 	verdict = depot_tc_ack(skb, p, cfg, st);
 	/* an ACK or NAK it lets go: the next program on the hook sees it too */
@@ -65,7 +66,8 @@ int lh_dc_out(struct __sk_buff *skb)
 
 	if (!cfg || !(cfg->flags & LH_CFG_DEPOT))
 		return LH_TC_NEXT;
-	if (lh_parse_skb(skb, &p) != LH_STAT_ROCE || !lh_is_rc_data(&p))
+	if (lh_parse_skb(skb, &p) != LH_STAT_ROCE || !lh_is_rc_data(&p) ||
+	    !(lh_roles(cfg, st) & LH_CFG_DEPOT))
 		return LH_TC_NEXT;
 	lh_key_of(&key, &p);
 	qp = bpf_map_lookup_elem(&lh_qp, &key);

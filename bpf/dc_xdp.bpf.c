@@ -16,8 +16,8 @@ int lh_dc_xdp(struct xdp_md *ctx)
 	struct lh_parsed p;
 	int verdict = XDP_PASS;
 
-	if (lh_parse_xdp(ctx, &p) == LH_STAT_ROCE && cfg && (cfg->flags & LH_CFG_SENTRY) &&
-	    lh_is_rc_data(&p))
+	if (lh_parse_xdp(ctx, &p) == LH_STAT_ROCE && cfg && lh_is_rc_data(&p) &&
+	    (lh_roles(cfg, st) & LH_CFG_SENTRY))
 		verdict = sentry_xdp_data(ctx, &p, cfg);
 	if (verdict == XDP_PASS)
 		lh_count(st, LH_STAT_PASS);

@@ -81,7 +81,8 @@ int lh_wan_in(struct __sk_buff *skb)
 
 	if (!cfg || !(cfg->flags & LH_CFG_SENTRY))
 		return LH_TC_NEXT;
-	if (lh_parse_skb(skb, &p) != LH_STAT_PARSE_NON_ROCE || p.dport != LH_REPORT_PORT)
+	if (lh_parse_skb(skb, &p) != LH_STAT_PARSE_NON_ROCE || p.dport != LH_REPORT_PORT ||
+	    !(lh_roles(cfg, st) & LH_CFG_SENTRY))
 		return LH_TC_NEXT;
 	/* what the XDP half let pass as not a valid report goes on to the host */
 	if (p.udp_len < 8 + sizeof(r) || bpf_skb_load_bytes(skb, p.l4_off + 8, &r, sizeof(r)) ||

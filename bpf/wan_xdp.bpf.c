@@ -20,16 +20,20 @@ int lh_wan_xdp(struct xdp_md *ctx)
 
 	int r = lh_parse_xdp(ctx, &p);
 
+	__u32 roles = 0;
+
+	if (cfg && (r == LH_STAT_ROCE || r == LH_STAT_PARSE_NON_ROCE))
+		roles = lh_roles(cfg, st);
 	if (!cfg)
 		;
 	else if (r == LH_STAT_PARSE_NON_ROCE && p.dport == LH_REPORT_PORT &&
-		 (cfg->flags & LH_CFG_SENTRY))
+		 (roles & LH_CFG_SENTRY))
 		verdict = sentry_xdp_report(ctx, &p);
-	else if (r != LH_STAT_ROCE)
+	else if (r != LH_STAT_ROCE || !roles)
 		;
-	else if ((cfg->flags & LH_CFG_DEPOT) && lh_is_rc_data(&p))
+	else if ((roles & LH_CFG_DEPOT) && lh_is_rc_data(&p))
 		verdict = depot_xdp_data(ctx, &p, cfg->sack_count);
-	else if ((cfg->flags & LH_CFG_SENTRY) && lh_is_rc_ack(&p))
+	else if ((roles & LH_CFG_SENTRY) && lh_is_rc_ack(&p))
 		verdict = sentry_xdp_ack(ctx, &p);
 	else
 		lh_count(st, LH_STAT_NOT_HANDLED);

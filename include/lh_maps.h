@@ -378,6 +378,16 @@ struct lh_config {
 	 */
 	__u32 watchdog_ms;
 	__u32 sack_count; /* Depot: a T/C-SACK report every this many data packets, 0 none */
+	/*
+	 * A data path kept running by a stopped agent (LH_CFG_AGENTLESS, set by
+	 * it at its stop, at agentless_since_ns) does its work for agentless_ms
+	 * more; past that every packet passes as with no gateway on the path:
+	 * what needs the agent's timers (Depot-NACK retries, long releases)
+	 * would wait, and a NIC's retry budget runs out meanwhile
+	 */
+	__u32 agentless_ms;
+	__u32 pad;
+	__u64 agentless_since_ns;
 };
 
 #define LH_CFG_DEPOT 0x01 /* act as Depot for data arriving from the WAN */
@@ -390,6 +400,20 @@ struct lh_config {
 #define LH_CFG_GATEWAY 0x04
 /* set by the agent while the gateway copies exceed the bound (rate x RTT) */
 #define LH_CFG_GW_FULL 0x08
+/* the agent stopped and kept the data path for the next one (agentless_since_ns) */
+#define LH_CFG_AGENTLESS 0x10
+/*
+ * --peer given: QPs are learned only with a far host inside a peer prefix
+ * (lh_peer); any other passes unchanged, counted (not_peer)
+ */
+#define LH_CFG_PEERS 0x20
+
+/* lh_peer: the DC prefixes behind peer gateways, an LPM trie over 16-byte addresses */
+#define LH_MAX_PEERS 64
+struct lh_peer_key {
+	__u32 prefixlen; /* of the 128-bit address: an IPv4 prefix is 96 + its length */
+	__u8 addr[16]; /* IPv6, or IPv4 mapped (::ffff:a.b.c.d) */
+};
 
 /* ---- ring buffer events to the agent (lh_events) ---- */
 enum lh_event_type {

@@ -75,6 +75,8 @@
 	X(DEPOT_NAK_LOCAL, depot_nak_local, "Depot: NIC NAK answered from the backup pool") \
 	X(DEPOT_REPLAYED, depot_replayed, "Depot: packets re-sent from the backup pool") \
 	X(DEPOT_NAK_FORWARDED, depot_nak_forwarded, "Depot: NIC NAK the pool cannot answer: forwarded") \
+	X(NOT_PEER, not_peer, "a QP whose far host is in no --peer prefix: passed unchanged, not learned") \
+	X(AGENTLESS_PASS, agentless_pass, "a kept data path without its agent for longer than allowed: passed as without longhaul") \
 	X(DEPOT_NAK_UNPAIRED, depot_nak_unpaired, "Depot: NIC NAK of a QP not yet paired (no ACK seen): forwarded unchanged") \
 	X(EMIT_FAIL, emit_fail, "Depot: a release or replay could not be emitted") \
 	X(SENTRY_NEW_QP, sentry_new_qp, "Sentry: QP learned from data arriving from the DC") \

@@ -153,6 +153,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_pool_free SEC(".maps");
 
+/* The DC prefixes behind peer gateways (--peer); empty and unused without LH_CFG_PEERS */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, LH_MAX_PEERS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct lh_peer_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_peer SEC(".maps");
+
 /* Events the agent acts on (struct lh_event) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -14,6 +14,23 @@
  * Key of the packet's own direction: source, destination, destination QPN.
  * For data it is the QP's key; for an ACK it is the lh_ack key.
  */
+/*
+ * The roles (LH_CFG_*) this gateway plays for a packet: none once a data
+ * path kept by a stopped agent has been without one for longer than
+ * agentless_ms (every packet then passes, counted). The clock is read only
+ * while no agent runs.
+ */
+static __always_inline __u32 lh_roles(const struct lh_config *cfg, struct lh_stats *st)
+{
+	__u32 f = cfg->flags;
+
+	if (!(f & LH_CFG_AGENTLESS) ||
+	    bpf_ktime_get_ns() - cfg->agentless_since_ns <= (__u64)cfg->agentless_ms * 1000000)
+		return f;
+	lh_count(st, LH_STAT_AGENTLESS_PASS);
+	return 0;
+}
+
 static __always_inline void lh_key_of(struct lh_qp_key *k, const struct lh_parsed *p)
 {
 	__builtin_memcpy(k->saddr, p->saddr, 16);
@@ -556,6 +573,23 @@ static __always_inline struct lh_qp *lh_qp_of_ack(const struct lh_parsed *p,
  * stack, not on the caller's (the verifier adds up the stack of a call chain).
  * Returns 0 when the QP exists afterwards.
  */
+/*
+ * With --peer (LH_CFG_PEERS): whether a QP's far host is inside a peer
+ * prefix, the source of data from the WAN (Depot), the destination of data
+ * toward it (Sentry). Only a new QP asks: a source that is no peer cannot
+ * fill the QP table, the rings or the pool.
+ */
+static __always_inline bool lh_far_is_peer(const struct lh_parsed *p, __u32 role)
+{
+	struct lh_config *cfg = lh_config_get();
+	struct lh_peer_key k = { .prefixlen = 128 };
+
+	if (!cfg || !(cfg->flags & LH_CFG_PEERS))
+		return true;
+	__builtin_memcpy(k.addr, role == LH_QPF_DEPOT ? p->saddr : p->daddr, 16);
+	return bpf_map_lookup_elem(&lh_peer, &k) != NULL;
+}
+
 __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 {
 	struct lh_stats *st = lh_stats_get();
@@ -568,6 +602,10 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 
 	if (!p)
 		return -1;
+	if (!lh_far_is_peer(p, role)) {
+		lh_count(st, LH_STAT_NOT_PEER);
+		return -1;
+	}
 	/*
 	 * The table was full a moment ago: not every packet of every QP that
 	 * found no room builds one again (40960 tries in a run of 41688 packets)

@@ -95,3 +95,34 @@ forged_run() {
 	# the LR2 way (the NIC's replays filtered)
 	[ "$(lr2_ctr a sentry_sr_drop)" -gt 0 ]
 }
+
+# flood_gwb N: N RDMA WRITE packets into gwb's WAN interface from the WAN side,
+# from 10.9.0.1 (no peer: behind no gateway) to the responder, each a new QPN
+flood_gwb() {
+	lh_exec wan "$LH_BIN/lhpkt" send --dev gwb --src 10.9.0.1 --dst 10.2.0.10 \
+		--smac 02:4c:48:00:02:02 --dmac 02:4c:48:00:04:02 --opcode RC_RDMA_WRITE_MIDDLE \
+		--payload 1024 --qpn 0x500000 --qpn-step 1 --psn 5000 --count "$1" --gap-us 200
+}
+
+@test "with --peer, a flood from a source that is no peer (3000 packets, each a new QPN) during a transfer: nothing learned, each counted, the transfer unharmed" {
+	local pid st=0 sb
+	lr2_agents_down
+	lr2_agents_up --peer 10.1.0.0/24 --peer fd00:1::/64 --peer 10.2.0.0/24 --peer fd00:2::/64
+	sb=$(lr2_stats gwb)
+	(sleep 1 && flood_gwb 3000) &
+	pid=$!
+	lr2_xfer -D 4 -S 65536 -R 6 --psn 1000
+	wait "$pid" || st=$?
+	LR2_B=$(lr2_delta "$sb" "$(lr2_stats gwb)")
+	lr2_show
+	[ "$st" -eq 0 ]
+	lr2_ok
+	# the flood's 3000 QPs: none learned on gwb (no entry, ring or pool slot), each counted
+	[ "$(lr2_ctr b not_peer)" -ge 3000 ]
+	[ "$(lr2_ctr b depot_new_qp)" -eq 1 ]
+	[ "$(lr2_ctr a sentry_new_qp)" -eq 1 ]
+	[ "$(lr2_ctr b qp_table_full)" -eq 0 ]
+	# the real QP was protected: it is a peer's
+	[ "$(lr2_ctr b depot_in_order)" -gt 0 ]
+	lr2_agents_down
+}

@@ -1630,6 +1630,120 @@ static void wan_interface(void)
 	       "Sentry: ACKs by another interface move the way for the agent's re-sends, MACs too");
 }
 
+/*
+ * A data path kept by a stopped agent (LH_CFG_AGENTLESS): within
+ * agentless_ms it works on (a new QP learned); past it every packet passes
+ * unchanged, counted, and nothing is learned; an agent's config ends it
+ */
+static void agentless(void)
+{
+	struct lh_config cfg = { .dc_ifindex = (uint32_t)dc_ifindex,
+				 .flags = LH_CFG_DEPOT | LH_CFG_SENTRY | LH_CFG_AGENTLESS,
+				 .agentless_ms = 100 };
+	struct dp_flow fl = f4;
+	uint32_t zero = 0;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	struct run r;
+	int64_t c0, c1;
+	size_t len;
+	int fd = lh_harness_map_fd(h, "lh_config");
+
+	fl.b.v4.s_addr = htonl(0x0a000977);
+	cfg.agentless_since_ns = mono_ns() - 50000000ull;
+	bpf_map_update_elem(fd, &zero, &cfg, 0);
+	len = dp_data_frame(&fl, 7000, in);
+	c0 = ctr("depot_new_qp");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_new_qp") == c0 + 1,
+	       "agentless for 50 of 100 ms: the Depot works on (a new QP learned)");
+
+	fl.b.v4.s_addr = htonl(0x0a000978);
+	cfg.agentless_since_ns = mono_ns() - 150000000ull;
+	bpf_map_update_elem(fd, &zero, &cfg, 0);
+	len = dp_data_frame(&fl, 7000, in);
+	c0 = ctr("depot_new_qp");
+	c1 = ctr("agentless_pass");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("depot_new_qp") == c0 && ctr("agentless_pass") == c1 + 1 &&
+		       !dp_qp_get(h, &fl, &qp),
+	       "agentless for 150 of 100 ms: a data packet passes unchanged, counted, nothing learned");
+	len = dp_data_frame(&fl, 7002, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("agentless_pass") == c1 + 2,
+	       "agentless past the bound: a gap is not held (the NIC's go-back-N sees it)");
+	len = dp_ack_frame(&fl, 7000, 0x1f, 0, 1, in);
+	c0 = ctr("agentless_pass");
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(r.verdict == TC_NEXT && ctr("agentless_pass") == c0 + 1,
+	       "agentless past the bound: the receiving NIC's ACK goes on untouched");
+	tap_ok(!set_config(0), "an agent's config ends the agentless state");
+	len = dp_data_frame(&fl, 7000, in);
+	c0 = ctr("depot_new_qp");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_new_qp") == c0 + 1,
+	       "with an agent again: the QP is learned");
+}
+
+/*
+ * --peer (LH_CFG_PEERS, lh_peer): a QP is learned only with a far host in a
+ * peer prefix: the source of data from the WAN (Depot), the destination of
+ * data from the DC (Sentry); any other passes unchanged, counted
+ */
+static void peers(void)
+{
+	struct lh_peer_key k = { .prefixlen = 96 + 24, .addr = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 0 } };
+	struct dp_flow fl = f4;
+	uint32_t one = 1;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	struct run r;
+	int64_t c0, c1;
+	size_t len;
+	int fd = lh_harness_map_fd(h, "lh_peer");
+
+	tap_ok(!bpf_map_update_elem(fd, &k, &one, BPF_ANY) && !set_config(LH_CFG_PEERS),
+	       "peers: 10.0.0.0/24 the one peer prefix");
+	fl.b.v4.s_addr = htonl(0x0a000979);
+	len = dp_data_frame(&fl, 8000, in);
+	c0 = ctr("depot_new_qp");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_new_qp") == c0 + 1 && dp_qp_get(h, &fl, &qp),
+	       "peers: data from the WAN whose source is in a peer prefix: learned (Depot)");
+
+	fl.a.v4.s_addr = htonl(0x0a070707);
+	len = dp_data_frame(&fl, 8000, in);
+	c0 = ctr("depot_new_qp");
+	c1 = ctr("not_peer");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("depot_new_qp") == c0 && ctr("not_peer") == c1 + 1 && !dp_qp_get(h, &fl, &qp),
+	       "peers: data from the WAN of a source in no peer prefix: passes unchanged, counted, not learned");
+	len = dp_data_frame(&fl, 8002, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("not_peer") == c1 + 2,
+	       "peers: its gap is not held: the receiving NIC sees it, as with no gateway");
+
+	/* the Sentry's far host is the destination */
+	fl = f4;
+	fl.b.v4.s_addr = htonl(0x0a07077a);
+	len = dp_data_frame(&fl, 9000, in);
+	c0 = ctr("sentry_new_qp");
+	c1 = ctr("not_peer");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_new_qp") == c0 && ctr("not_peer") == c1 + 1,
+	       "peers: data toward a host in no peer prefix: passes, counted, not learned (Sentry)");
+	fl.b.v4.s_addr = htonl(0x0a00007a);
+	len = dp_data_frame(&fl, 9000, in);
+	c0 = ctr("sentry_new_qp");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("sentry_new_qp") == c0 + 1,
+	       "peers: data toward a host in a peer prefix: learned (Sentry)");
+	bpf_map_delete_elem(fd, &k);
+	set_config(0);
+}
+
 int main(void)
 {
 	if (getuid()) {
@@ -1675,6 +1789,8 @@ int main(void)
 	depot_nack_rule();
 	pairing_ranges();
 	pairing_prune();
+	agentless();
+	peers();
 	lh_harness_close(h);
 	return tap_done();
 }

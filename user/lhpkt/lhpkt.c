@@ -37,6 +37,7 @@ struct build_opts {
 	unsigned long count;
 	size_t payload_len;
 	bool psn_step; /* PSN advances per packet */
+	unsigned long qpn_step; /* --qpn-step: destination QPN advance per packet */
 	const char *out;
 	const char *dev;
 	bool bad_icrc;
@@ -69,6 +70,8 @@ static void usage(FILE *f)
 		"  --va N --rkey N --dmalen N --imm N --qkey N --sqpn N\n"
 		"  --payload LEN         payload bytes (a counting pattern)\n"
 		"  --count N             packets to make (default 1); PSN +1 each unless --same-psn\n"
+		"  --qpn-step N          destination QPN + N each packet (default 0: a flood of\n"
+		"                        new connections with N 1)\n"
 		"  --bad-icrc            write a wrong ICRC (receivers must drop it)\n"
 		"  --report EPSN:NBITS   a Depot report (UDP %u) for QP --qpn, requester --sqpn,\n"
 		"                        ePSN .. ePSN+NBITS-1 all missing; --report-seq N (default 0)\n"
@@ -187,6 +190,7 @@ enum {
 	OPT_PAYLOAD,
 	OPT_COUNT,
 	OPT_SAMEPSN,
+	OPT_QPN_STEP,
 	OPT_BADICRC,
 	OPT_DEV,
 	OPT_GAP,
@@ -252,6 +256,7 @@ static const struct option build_long[] = {
 	{ "payload", required_argument, NULL, OPT_PAYLOAD },
 	{ "count", required_argument, NULL, OPT_COUNT },
 	{ "same-psn", no_argument, NULL, OPT_SAMEPSN },
+	{ "qpn-step", required_argument, NULL, OPT_QPN_STEP },
 	{ "bad-icrc", no_argument, NULL, OPT_BADICRC },
 	{ "dev", required_argument, NULL, OPT_DEV },
 	{ "gap-us", required_argument, NULL, OPT_GAP },
@@ -425,6 +430,10 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 		case OPT_SAMEPSN:
 			o->psn_step = false;
 			break;
+		case OPT_QPN_STEP:
+			err = parse_ulong(optarg, ROCE_QPN_MASK, &v, "QPN step");
+			o->qpn_step = v;
+			break;
 		case OPT_BADICRC:
 			o->bad_icrc = true;
 			break;
@@ -504,6 +513,7 @@ static ssize_t build_one(struct build_opts *o, unsigned long i, uint8_t *buf, si
 	s.payload_len = o->payload_len;
 	if (o->psn_step)
 		s.roce.psn = psn_add(s.roce.psn, (uint32_t)i);
+	s.roce.dqpn = (uint32_t)((s.roce.dqpn + o->qpn_step * i) & ROCE_QPN_MASK);
 	s.ip_id = (uint16_t)(s.ip_id + i);
 	if (o->bad_icrc) {
 		uint8_t tmp[9216];

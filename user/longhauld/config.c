@@ -46,6 +46,7 @@ enum {
 	OPT_CONFIG,
 	OPT_CREDIT_ROUTE,
 	OPT_RSVP_NEIGHBOR,
+	OPT_PEER,
 	OPT_CREDIT_BUFFER,
 	OPT_CREDIT_QUANTUM,
 	OPT_HEARTBEAT,
@@ -81,6 +82,7 @@ static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "credit-route", required_argument, NULL, OPT_CREDIT_ROUTE },
 	{ "rsvp-neighbor", required_argument, NULL, OPT_RSVP_NEIGHBOR },
+	{ "peer", required_argument, NULL, OPT_PEER },
 	{ "credit-buffer", required_argument, NULL, OPT_CREDIT_BUFFER },
 	{ "credit-quantum", required_argument, NULL, OPT_CREDIT_QUANTUM },
 	{ "heartbeat", required_argument, NULL, OPT_HEARTBEAT },
@@ -105,6 +107,10 @@ void lhd_usage(FILE *f)
 		"  --mode MODE         lr2 (default): Depot and Sentry; observe: parse, count, pass;\n"
 		"                      credit: a hop of credit-based flow control over RSVP\n"
 		"  --roles LIST        depot,sentry (default both)\n"
+		"  --peer PREFIX       a DC prefix behind a peer gateway (IPv4 or IPv6, e.g.\n"
+		"                      10.2.0.0/24); repeat, up to 64. Given: QPs only with far\n"
+		"                      hosts inside one are learned, any other passes unchanged,\n"
+		"                      counted (not_peer). None: every far host is taken\n"
 		"  --instance NAME     pin under " DEFAULT_PIN_ROOT "/NAME (several gateways on a host)\n"
 		"  --pin-dir DIR       pin maps under DIR instead (on a bpf filesystem)\n"
 		"  --xdp-mode MODE     auto (native where the driver has it), native, generic\n"
@@ -157,8 +163,9 @@ void lhd_usage(FILE *f)
 		"  --keep              on SIGTERM/SIGINT leave the data path running (programs\n"
 		"                      attached, maps and links pinned) for the next longhauld\n"
 		"                      of this instance, which adopts it (SIGUSR2 does so\n"
-		"                      without --keep); its timers wait until then: restart\n"
-		"                      with --takeover instead\n"
+		"                      without --keep); alone longer than 4 x wan-rtt + 50 ms\n"
+		"                      (at least 100 ms) it lets every packet pass and is not\n"
+		"                      adopted: restart with --takeover\n"
 		"  --takeover          replace the instance's running longhauld without a\n"
 		"                      pause: load this build's programs beside it, then have\n"
 		"                      it stop keeping its data path (SIGUSR2) and adopt that\n"
@@ -290,6 +297,38 @@ static int parse_cr_route(const char *arg, struct lhd_cr_route *r)
 	r->plen = (uint8_t)plen;
 	r->mask = plen ? htonl(~0u << (32 - plen)) : 0;
 	r->prefix &= r->mask;
+	return 0;
+}
+
+/* "10.2.0.0/24" or "fd00:2::/64" (no length: the one host) into a 128-bit prefix */
+static int parse_peer(const char *arg, struct lhd_peer *pe)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	unsigned long plen;
+	uint8_t a4[4];
+	bool v4;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = 0;
+	memset(pe, 0, sizeof(*pe));
+	v4 = inet_pton(AF_INET, buf, a4) == 1;
+	if (v4) {
+		pe->addr[10] = pe->addr[11] = 0xff;
+		memcpy(pe->addr + 12, a4, 4);
+	} else if (inet_pton(AF_INET6, buf, pe->addr) != 1) {
+		return -EINVAL;
+	}
+	plen = v4 ? 32 : 128;
+	if (slash) {
+		plen = strtoul(slash + 1, &end, 10);
+		if (end == slash + 1 || *end || plen > (v4 ? 32ul : 128ul))
+			return -EINVAL;
+	}
+	pe->prefixlen = (uint32_t)plen + (v4 ? 96 : 0);
 	return 0;
 }
 
@@ -449,6 +488,11 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		if (c->n_cr_routes >= LHD_MAX_CR_ROUTES || parse_cr_route(arg, &c->cr_routes[c->n_cr_routes]))
 			goto bad;
 		c->n_cr_routes++;
+		return 0;
+	case OPT_PEER:
+		if (c->n_peers >= LHD_MAX_PEERS || parse_peer(arg, &c->peers[c->n_peers]))
+			goto bad;
+		c->n_peers++;
 		return 0;
 	case OPT_RSVP_NEIGHBOR:
 		if (c->n_rsvp_neighbors >= LHD_MAX_NEIGHBORS ||

@@ -39,6 +39,13 @@ struct lh_iface {
 /* --wan interfaces of one gateway (one per long-haul path; credit keeps 4 paths a flow) */
 #define LHD_MAX_WAN 4
 #define LHD_MAX_NEIGHBORS 16
+#define LHD_MAX_PEERS 64 /* as lh_peer holds (include/lh_maps.h LH_MAX_PEERS) */
+
+/* --peer: a DC prefix behind a peer gateway, as a 128-bit prefix (IPv4 mapped) */
+struct lhd_peer {
+	uint8_t addr[16];
+	uint32_t prefixlen;
+};
 
 /* --credit-route PREFIX,NEXTHOP,IFACE: a path toward PREFIX (IPv4, network order) */
 struct lhd_cr_route {
@@ -91,6 +98,8 @@ struct lhd_config {
 	struct lhd_cr_route cr_routes[LHD_MAX_CR_ROUTES]; /* in order of preference */
 	int n_cr_routes;
 	uint32_t rsvp_neighbors[LHD_MAX_NEIGHBORS]; /* IPv4, network order; the routes' next hops too */
+	struct lhd_peer peers[LHD_MAX_PEERS]; /* --peer: none, every far host is taken */
+	int n_peers;
 	int n_rsvp_neighbors;
 	uint32_t cr_buffer; /* bytes a hop reserves per flow: its initial credit and hold limit */
 	uint32_t cr_quantum; /* credit returned upstream once this many bytes were forwarded */

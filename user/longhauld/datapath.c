@@ -12,6 +12,7 @@
 #include <linux/pkt_cls.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -447,19 +448,65 @@ static int attach_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	return 0;
 }
 
-static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
+/*
+ * How long a data path kept by a stopped agent works on alone: the Sentry's
+ * watchdog time (4 x wan-rtt + 50 ms), at least 100 ms. A --takeover's pause
+ * is well inside (about 40 ms here); a NIC of 6 retries at 67 ms has
+ * most of its budget left when everything then passes.
+ */
+static uint32_t agentless_ms(const struct lhd_config *cfg)
+{
+	uint32_t ms = 4 * (cfg->wan_rtt_us / 1000) + 50;
+
+	return ms < 100 ? 100 : ms;
+}
+
+/* lh_config as this agent runs it (no LH_CFG_AGENTLESS) */
+static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	struct lh_config bc = {
 		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
 		.wan_ifindex = (uint32_t)cfg->wan[0].ifindex, /* the first: no program reads it */
 		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0) |
-			 (cfg->gateway ? LH_CFG_GATEWAY : 0),
+			 (cfg->gateway ? LH_CFG_GATEWAY : 0) | (cfg->n_peers ? LH_CFG_PEERS : 0),
 		/* a copy that went out within a WAN round trip is in flight, not lost */
 		.resend_guard_ms = cfg->wan_rtt_us / 1000 + 1,
 		.watchdog_ms = cfg->sentry_watchdog_ms,
 		.sack_count = cfg->sack_count,
+		.agentless_ms = agentless_ms(cfg),
 	};
 	uint32_t zero = 0;
+
+	if (bpf_map_update_elem(lhd_map_fd(dp, "lh_config"), &zero, &bc, BPF_ANY)) {
+		pr_warn("write lh_config: %s\n", strerror(errno));
+		return EXIT_KERNEL;
+	}
+	return 0;
+}
+
+/* lh_peer as --peer says (an adopted one is emptied first: the config may have changed) */
+static int fill_peers(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	int fd = lhd_map_fd(dp, "lh_peer"), i;
+	struct lh_peer_key k, next;
+	uint32_t one = 1;
+
+	while (!bpf_map_get_next_key(fd, NULL, &next))
+		if (bpf_map_delete_elem(fd, &next))
+			break;
+	for (i = 0; i < cfg->n_peers; i++) {
+		k.prefixlen = cfg->peers[i].prefixlen;
+		memcpy(k.addr, cfg->peers[i].addr, 16);
+		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY)) {
+			pr_warn("write lh_peer: %s\n", strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
 	const void *elf;
 	size_t sz;
 	int rc;
@@ -486,10 +533,8 @@ static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	    (fill_queue(lhd_map_fd(dp, "lh_pool_free"), cfg->pool_slots, "lh_pool_free") ||
 	     fill_queue(lhd_map_fd(dp, "lh_ring_free"), cfg->rings, "lh_ring_free")))
 		return EXIT_KERNEL;
-	if (bpf_map_update_elem(lhd_map_fd(dp, "lh_config"), &zero, &bc, BPF_ANY)) {
-		pr_warn("write lh_config: %s\n", strerror(errno));
+	if (fill_peers(dp, cfg) || write_lr2_config(dp, cfg))
 		return EXIT_KERNEL;
-	}
 	dp->kick_fd = prog_fd(dp, 2, "lh_dc_kick");
 	dp->cmd_fd = prog_fd(dp, 2, "lh_dc_cmd");
 	return 0;
@@ -498,6 +543,10 @@ static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 static int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	int fd, i;
+
+	/* adopted: the stopped agent marked the data path agentless after this one loaded */
+	if (dp->adopted && write_lr2_config(dp, cfg))
+		return EXIT_KERNEL;
 
 	fd = attach_xdp(dp, prog_fd(dp, 1, "lh_dc_xdp"), &cfg->dc, "dc", "lh_dc_xdp", cfg);
 	if (fd < 0)
@@ -744,12 +793,51 @@ static void detach_kept_filters(const struct lhd_config *cfg)
 	libbpf_set_print(print);
 }
 
+/*
+ * How long ago a kept LR2 data path began to let everything pass for want
+ * of an agent (its lh_config pin), in ms; -1 when it has not
+ */
+static long long kept_fell_back_ms(const char *pin_dir)
+{
+	char path[PIN_DIR_MAX + 16];
+	struct lh_config c;
+	struct timespec ts;
+	uint32_t zero = 0;
+	int64_t alone_ns;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/lh_config", pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -1;
+	err = bpf_map_lookup_elem(fd, &zero, &c);
+	close(fd);
+	if (err || !(c.flags & LH_CFG_AGENTLESS))
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	alone_ns = (int64_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec -
+			     c.agentless_since_ns);
+	alone_ns -= (int64_t)c.agentless_ms * 1000000;
+	return alone_ns > 0 ? alone_ns / 1000000 : -1;
+}
+
 int lhd_datapath_probe_kept(struct lhd_config *cfg)
 {
 	int n = kept_links(cfg->pin_dir, false);
+	long long fell_back;
 
 	if (!n)
 		return 0;
+	fell_back = cfg->mode == MODE_LR2 ? kept_fell_back_ms(cfg->pin_dir) : -1;
+	if (fell_back >= 0) {
+		/* what it held is stale: the NICs' go-back-N has been recovering it */
+		pr_warn("the data path kept under %s has let every packet pass for %lld ms (no "
+			"agent for longer than it works alone): taking it down, starting fresh\n",
+			cfg->pin_dir, fell_back);
+		kept_links(cfg->pin_dir, true);
+		detach_kept_filters(cfg);
+		return 0;
+	}
 	if (lhd_datapath_maps_fit(cfg)) {
 		pr_info("found the data path a stopped agent kept running under %s (%d links): "
 			"adopting it\n", cfg->pin_dir, n);
@@ -813,6 +901,26 @@ int lhd_datapath_up(struct lhd_datapath *dp, const struct lhd_config *cfg, bool 
 	return rc ? rc : lhd_datapath_attach(dp, cfg);
 }
 
+/* From now on the data path runs without an agent (lh_config, LR2 only) */
+static void mark_agentless(struct lhd_datapath *dp)
+{
+	int fd = lhd_map_fd(dp, "lh_config");
+	struct lh_config c;
+	struct timespec ts;
+	uint32_t zero = 0;
+
+	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &c))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+	c.agentless_since_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	c.flags |= LH_CFG_AGENTLESS;
+	if (bpf_map_update_elem(fd, &zero, &c, BPF_EXIST))
+		pr_warn("mark the kept data path agentless: %s\n", strerror(errno));
+	else
+		pr_info("the kept data path works on alone for %u ms, then lets every packet "
+			"pass until an agent adopts it\n", c.agentless_ms);
+}
+
 /* Pin what a kept data path needs: the XDP links and the tcx links (clsact filters stay by themselves) */
 static void keep_links(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
@@ -854,6 +962,7 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bo
 	int i;
 
 	if (keep) {
+		mark_agentless(dp);
 		keep_links(dp, cfg);
 		for (i = dp->nr_objs - 1; i >= 0; i--)
 			bpf_object__close(dp->objs[i]);

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Fault safety (issue 16): with longhaul on the path, faults and hostile input
+# leave a transfer as it would be without them. two-dc at 2 ms, 1 % random
+# loss both ways, 8 QPs of 64 KB messages for 4 s, NICs of 6 retries
+# (lhperf -R 6); each cell the median goodput of FAULT_BENCH_RUNS runs
+# (default 3), as a ratio to the same runs without the fault:
+#  - a flood from the WAN side, 20000 RDMA WRITE packets from 10.9.0.1 (a
+#    source behind no peer gateway), each a new QPN, at one per 200 us over
+#    the run: agents with --peer (goal >= 0.95) and without (what --peer
+#    changes);
+#  - both agents replaced 1.5 s into the run by longhauld --takeover (goal
+#    >= 0.9), and, beside it, both stopped (SIGTERM) and started again.
+# A row also counts the runs that ended in a QP error (goal 0).
+#
+# Prints the bench JSON (tests/bench/run.sh) on stdout and a table on stderr.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+O=${O:-$PWD/build}
+case "$O" in /*) ;; *) O=$PWD/$O ;; esac
+BIN=$O/bin
+P=${FAULT_BENCH_PREFIX:-lhf}
+RUNS=${FAULT_BENCH_RUNS:-3}
+TOPO=topologies/two-dc.sh
+PEERS=(--peer 10.1.0.0/24 --peer 10.2.0.0/24)
+XFER=(-q 8 -S 65536 -D 4 -R 6 --psn 1000)
+
+# shellcheck source=tests/bench/lib.sh
+. tests/bench/lib.sh
+
+# agents_up [LONGHAULD OPTIONS]: both gateways; GW_PID[gwa|gwb] their pids
+declare -A GW_PID
+agents_up() {
+	local g
+	for g in gwa gwb; do
+		agent_start "$g" --dc dc --wan wan --instance "$P-$g" --wan-rtt 2ms "$@"
+		GW_PID[$g]=$!
+	done
+	agents_wait gwa gwb
+	sleep 0.5 # past the start-up window of pairing
+}
+
+# xfer: one run; its JSON (status, goodput, timeouts, qp_errors)
+xfer() {
+	ex dst timeout 120 "$BIN/lhperf" --server --json --listen-timeout 30 >/dev/null 2>&1 &
+	local srv=$! out
+	out=$(ex src timeout 150 "$BIN/lhperf" --json --connect-timeout 10 "${XFER[@]}" 10.2.0.10 \
+		2>/dev/null) || true
+	wait "$srv" 2>/dev/null || true
+	jq -c '{status, goodput: .goodput_gbps, timeouts, qp_errors}' <<<"${out:-{\}}" 2>/dev/null ||
+		echo '{"status":"error","goodput":0,"timeouts":0,"qp_errors":0}'
+}
+
+flood() {
+	sleep 0.3
+	ex wan "$BIN/lhpkt" send --dev gwb --src 10.9.0.1 --dst 10.2.0.10 --smac 02:4c:48:00:02:02 \
+		--dmac 02:4c:48:00:04:02 --opcode RC_RDMA_WRITE_MIDDLE --payload 1024 --qpn 0x500000 \
+		--qpn-step 1 --psn 5000 --count 20000 --gap-us 200 >/dev/null
+}
+
+# takeover_both: a new longhauld --takeover on each gateway, 1.5 s into the run
+takeover_both() {
+	local g old
+	sleep 1.5
+	for g in gwa gwb; do
+		old=${GW_PID[$g]}
+		mv "$TMP/$g.log" "$TMP/$g.old.log"
+		agent_start "$g" --dc dc --wan wan --instance "$P-$g" --wan-rtt 2ms --takeover
+		GW_PID[$g]=$!
+		agents_wait "$g"
+		wait "$old" 2>/dev/null || true
+	done
+}
+
+# restart_both: both agents stopped (SIGTERM) and started again, 1.5 s into the run
+restart_both() {
+	local g
+	sleep 1.5
+	for g in gwa gwb; do
+		kill -TERM "${GW_PID[$g]}"
+		wait "${GW_PID[$g]}" 2>/dev/null || true
+	done
+	for g in gwa gwb; do
+		mv "$TMP/$g.log" "$TMP/$g.old.log"
+		agent_start "$g" --dc dc --wan wan --instance "$P-$g" --wan-rtt 2ms
+		GW_PID[$g]=$!
+	done
+	agents_wait gwa gwb
+}
+
+# runs [FAULT]: RUNS runs, FAULT (a function, run here: it may replace agents)
+# beside each; one JSON a line
+runs() {
+	local i xp
+	for i in $(seq "$RUNS"); do
+		xfer >"$TMP/xfer.json" &
+		xp=$!
+		[ -z "${1:-}" ] || "$1" || echo "fault $1 failed" >&2
+		wait "$xp" || true
+		cat "$TMP/xfer.json"
+	done
+}
+
+# summary: {goodput: median, errors: runs not ok} of the runs' JSON lines
+summary() {
+	jq -s '{goodput: (map(.goodput) | sort | .[length / 2 | floor]),
+		errors: (map(select(.status != "ok")) | length), runs: length}'
+}
+
+# row CASE SUMMARY BASELINE_CASE BASELINE_SUMMARY
+row() {
+	local r=null
+	[ -z "$4" ] || r=$(ratio "$(jq .goodput <<<"$2")" "$(jq .goodput <<<"$4")")
+	add "$1" "goodput (median)" Gb/s "$(jq .goodput <<<"$2")" "$3" "$r" "$RUNS" null
+	add "$1" "runs ended in a QP error" count "$(jq .errors <<<"$2")" "" null "$RUNS" null
+}
+
+"$TOPO" up --prefix "$P" -q --rtt 2ms --match roce --seed 16 --loss-a2b 'random 1%' \
+	--loss-b2a 'random 1%'
+
+agents_up "${PEERS[@]}"
+base=$(runs | summary)
+fl=$(runs flood | summary)
+agents_down
+agents_up
+fn=$(runs flood | summary)
+tk=$(runs takeover_both | summary)
+rs=$(runs restart_both | summary)
+agents_down
+echo "no fault $base; flood with --peer $fl, without $fn; takeover $tk; restart $rs" >&2
+
+row "no fault" "$base" "no fault" "$base"
+row "flood, --peer" "$fl" "no fault" "$base"
+row "flood, no --peer" "$fn" "no fault" "$base"
+row "both agents taken over (--takeover)" "$tk" "no fault" "$base"
+row "both agents stopped and started" "$rs" "no fault" "$base"
+
+printf '%s\n' "${rows[@]}" | jq -s '{
+	name: "fault-safety",
+	title: "Fault safety: a spoofed flood and agent restarts against the same runs without them",
+	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 4 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 20000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). Takeover: both agents replaced 1.5 s into the run by longhauld --takeover (goal >= 0.9). QP errors: runs whose lhperf ended in a QP error (goal 0). The integrity check of reports and RSVP messages is not built, so it has no row.",
+	rows: .}'
+printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
+	column -t -s $'\t' >&2

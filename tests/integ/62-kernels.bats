@@ -21,7 +21,8 @@ LOADS_ON_61=(
 	gateway:lh_gateway
 	wan_tc:lh_wan_in
 	credit_tc:lh_cr_out
-	dc_tc:lh_dc_in dc_tc:lh_dc_out dc_tc:lh_dc_kick dc_xdp:lh_dc_xdp wan_xdp:lh_wan_xdp
+	dc_tc:lh_dc_in dc_tc:lh_dc_out dc_tc:lh_dc_kick dc_tc:lh_dc_cmd dc_xdp:lh_dc_xdp
+	wan_xdp:lh_wan_xdp
 )
 # ... and bookworm-backports' 6.12
 LOADS_ON_612=("${LOADS_ON_61[@]}")
@@ -186,6 +187,23 @@ objects_of() {
 		any(.agent.coexist.left_behind[]; test("^lhwan ingress .*lh_wan_in")) and
 		all(.agent.coexist.left_behind[]; test("lh_cr_out") | not)'
 	jq_assert "$K" '[.agent["coexist-lr2"].left_behind[] | select(test(" bpf "))] == []'
+}
+
+@test "6.1: longhauld --takeover replaces a running agent on clsact: the kept filters get its programs in place, the old agent exits 0, nothing left after" {
+	local f='[.[] | select(test("handle 0x1 lh_[a-z_]+.* id [0-9]+")) | capture("id (?<id>[0-9]+)").id]'
+	k61
+	[ -x "$O/bin/longhauld" ] || skip "no $O/bin/longhauld (make)"
+	printf '%s' "$K" | jq -c '.agent["takeover-old"], .agent.takeover'
+	jq_assert "$K" '.agent["takeover-old"].exit_status == 0'
+	jq_assert "$K" '.agent.takeover.alive and .agent.takeover.exit_status == 0'
+	jq_assert "$K" 'any(.agent.takeover.attached[]; test("adopting it"))'
+	jq_assert "$K" '[.agent.takeover.attached[] | select(test("adopted tc .clsact"))] | length == 3'
+	# the same three filters (lh_dc_in, lh_dc_out, lh_wan_in) before and after, each with
+	# another program
+	jq_assert "$K" ".agent[\"takeover-old\"].filters | $f | length == 3"
+	jq_assert "$K" ".agent.takeover.filters | $f | length == 3"
+	jq_assert "$K" "(.agent[\"takeover-old\"].filters | $f) - (.agent.takeover.filters | $f) | length == 3"
+	jq_assert "$K" '[.agent.takeover.left_behind[] | select(test(" bpf "))] == []'
 }
 
 @test "bookworm-backports 6.12 (LH_KERNEL_CHECK_BPO=1): boots, what loads keeps loading, tests pass where their objects load, longhauld runs lr2" {

@@ -421,7 +421,7 @@ jq -n -c --rawfile r "$TMP/result.txt" --argjson load "$load" --arg kpkg "$KPKG"
 		 exit_status: (.[1] | tonumber),
 		 alive: (vals("LH-LHD-ALIVE") | map(select(. == $m + " 1")) | length > 0),
 		 attached: (vals("LH-LHD") | map(select(startswith($m + " ")) | ltrimstr($m + " ") |
-			select(test("attached|no tcx|clsact|load|error|refused"; "i")))),
+			select(test("attached|no tcx|clsact|load|error|refused|adopt"; "i")))),
 		 filters: (vals("LH-LHD-TC") | map(select(startswith($m + " ")) | ltrimstr($m + " "))),
 		 left_behind: (vals("LH-LHD-AFTER") | map(select(startswith($m + " ")) | ltrimstr($m + " ")))}}] | add end),
 	 guest_errors: vals("LH-ERROR"),

@@ -174,5 +174,47 @@ if [ -n "$LH_LONGHAULD" ]; then
 	}
 	stop_coexist coexist $pcr /tmp/lhd-cr
 	stop_coexist coexist-lr2 $plr2 /tmp/lhd-lr2
+
+	# 5. a takeover on clsact (no links there): a second lr2 agent started
+	# with --takeover loads beside the first, which stops keeping its data
+	# path; the second replaces the kept filters' programs in place
+	# (BPF_TC_F_REPLACE) and adopts the XDP links; then it stops and nothing
+	# is left (LH-LHD-AFTER takeover)
+	log "longhauld --takeover"
+	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-tk --max-qps 64 --pool-slots 256 \
+		</dev/null >/tmp/lhd-tk1 2>&1 &
+	ptk1=$!
+	i=0
+	while [ $i -lt 300 ] && kill -0 $ptk1 2>/dev/null; do
+		grep -q running /tmp/lhd-tk1 && break
+		sleep 0.2
+		i=$((i + 1))
+	done
+	for d in lhdc lhwan; do
+		for h in ingress egress; do
+			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-TC takeover-old $d $h /" >>$OUT
+		done
+	done
+	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-tk --max-qps 64 --pool-slots 256 \
+		--takeover </dev/null >/tmp/lhd-tk2 2>&1 &
+	ptk2=$!
+	i=0
+	while [ $i -lt 300 ] && kill -0 $ptk2 2>/dev/null; do
+		grep -q running /tmp/lhd-tk2 && break
+		sleep 0.2
+		i=$((i + 1))
+	done
+	wait $ptk1
+	emit "LH-LHD-RC takeover-old $?"
+	strip_log </tmp/lhd-tk1 | sed "s/^/LH-LHD takeover-old /" >>$OUT
+	for d in lhdc lhwan; do
+		for h in ingress egress; do
+			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-TC takeover $d $h /" >>$OUT
+		done
+	done
+	alive=0
+	kill -0 $ptk2 2>/dev/null && alive=1
+	emit "LH-LHD-ALIVE takeover $alive"
+	stop_coexist takeover $ptk2 /tmp/lhd-tk2
 fi
 finish

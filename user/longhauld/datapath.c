@@ -270,7 +270,11 @@ static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifin
 		return err;
 	}
 	dp->nr_tc++;
-	pr_info("attached tc (clsact, priority %u) %s to %s\n", dp->tc_prio, dir, ifname);
+	if (dp->adopted)
+		pr_info("adopted tc (clsact, priority %u) %s on %s: its filter now runs this "
+			"build's program\n", dp->tc_prio, dir, ifname);
+	else
+		pr_info("attached tc (clsact, priority %u) %s to %s\n", dp->tc_prio, dir, ifname);
 	return 0;
 }
 

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Fault safety (issue 16): with longhaul on the path, faults and hostile input
 # leave a transfer as it would be without them. two-dc at 2 ms, 1 % random
-# loss both ways, 8 QPs of 64 KB messages for 4 s, NICs of 6 retries
-# (lhperf -R 6); each cell the median goodput of FAULT_BENCH_RUNS runs
+# loss both ways, 8 QPs of 64 KB messages for 8 s, NICs of 6 retries
+# (lhperf -R 6), 8 s; each cell the median goodput of FAULT_BENCH_RUNS runs
 # (default 3), as a ratio to the same runs without the fault:
-#  - a flood from the WAN side, 20000 RDMA WRITE packets from 10.9.0.1 (a
+#  - a flood from the WAN side, 40000 RDMA WRITE packets from 10.9.0.1 (a
 #    source behind no peer gateway), each a new QPN, at one per 200 us over
 #    the run: agents with --peer (goal >= 0.95) and without (what --peer
 #    changes);
@@ -23,7 +23,7 @@ P=${FAULT_BENCH_PREFIX:-lhf}
 RUNS=${FAULT_BENCH_RUNS:-3}
 TOPO=topologies/two-dc.sh
 PEERS=(--peer 10.1.0.0/24 --peer 10.2.0.0/24)
-XFER=(-q 8 -S 65536 -D 4 -R 6 --psn 1000)
+XFER=(-q 8 -S 65536 -D 8 -R 6 --psn 1000)
 
 # shellcheck source=tests/bench/lib.sh
 . tests/bench/lib.sh
@@ -55,7 +55,7 @@ flood() {
 	sleep 0.3
 	ex wan "$BIN/lhpkt" send --dev gwb --src 10.9.0.1 --dst 10.2.0.10 --smac 02:4c:48:00:02:02 \
 		--dmac 02:4c:48:00:04:02 --opcode RC_RDMA_WRITE_MIDDLE --payload 1024 --qpn 0x500000 \
-		--qpn-step 1 --psn 5000 --count 20000 --gap-us 200 >/dev/null
+		--qpn-step 1 --psn 5000 --count 40000 --gap-us 200 >/dev/null
 }
 
 # takeover_both: a new longhauld --takeover on each gateway, 1.5 s into the run
@@ -69,6 +69,22 @@ takeover_both() {
 		GW_PID[$g]=$!
 		agents_wait "$g"
 		wait "$old" 2>/dev/null || true
+	done
+}
+
+# two_loads: the CPU of a takeover of both without one: two longhaulds loaded,
+# one after the other, in a namespace of their own (on a 2-core host an
+# agent's load, mostly the verifier, takes a core for about a second)
+two_loads() {
+	local i pid
+	sleep 1.5
+	for i in 1 2; do
+		nsenter --net="/var/run/netns/$P-ctl" -- "$BIN/longhauld" --dc c0 --wan c1 \
+			--instance "$P-ctl" --wan-rtt 2ms >"$TMP/ctl.log" 2>&1 &
+		pid=$!
+		until grep -q running "$TMP/ctl.log" || ! kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+		kill -TERM "$pid"
+		wait "$pid" || true
 	done
 }
 
@@ -115,30 +131,50 @@ row() {
 	add "$1" "runs ended in a QP error" count "$(jq .errors <<<"$2")" "" null "$RUNS" null
 }
 
+ctl_cleanup() {
+	bench_cleanup
+	ip netns del "$P-ctl" 2>/dev/null || true
+}
+trap ctl_cleanup EXIT
+ip netns add "$P-ctl"
+ip -n "$P-ctl" link add c0 type veth peer name c1
+ip -n "$P-ctl" link set c0 up
+ip -n "$P-ctl" link set c1 up
+
 "$TOPO" up --prefix "$P" -q --rtt 2ms --match roce --seed 16 --loss-a2b 'random 1%' \
 	--loss-b2a 'random 1%'
 
+# cell NAME [FAULT]: runs in this shell (a fault replaces agents, whose pids it
+# must keep), their summary in the variable NAME
+cell() {
+	runs "${2:-}" >"$TMP/$1.jsonl"
+	printf -v "$1" '%s' "$(summary <"$TMP/$1.jsonl")"
+}
+
 agents_up "${PEERS[@]}"
-base=$(runs | summary)
-fl=$(runs flood | summary)
+cell base
+cell fl flood
 agents_down
 agents_up
-fn=$(runs flood | summary)
-tk=$(runs takeover_both | summary)
-rs=$(runs restart_both | summary)
+cell fn flood
+cell ld two_loads
+cell tk takeover_both
+cell rs restart_both
 agents_down
-echo "no fault $base; flood with --peer $fl, without $fn; takeover $tk; restart $rs" >&2
+echo "no fault $base; flood with --peer $fl, without $fn; two loads $ld; takeover $tk; restart $rs" >&2
 
 row "no fault" "$base" "no fault" "$base"
 row "flood, --peer" "$fl" "no fault" "$base"
 row "flood, no --peer" "$fn" "no fault" "$base"
+row "no fault, two agent loads beside (CPU)" "$ld" "no fault" "$base"
 row "both agents taken over (--takeover)" "$tk" "no fault" "$base"
+row "both agents taken over, against the loads beside" "$tk" "no fault, two agent loads beside (CPU)" "$ld"
 row "both agents stopped and started" "$rs" "no fault" "$base"
 
 printf '%s\n' "${rows[@]}" | jq -s '{
 	name: "fault-safety",
 	title: "Fault safety: a spoofed flood and agent restarts against the same runs without them",
-	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 4 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 20000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). Takeover: both agents replaced 1.5 s into the run by longhauld --takeover (goal >= 0.9). QP errors: runs whose lhperf ended in a QP error (goal 0). The integrity check of reports and RSVP messages is not built, so it has no row.",
+	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). Takeover: both agents replaced 1.5 s into the run by longhauld --takeover (goal >= 0.9); beside it the same runs with two agent loads in a namespace of their own and no fault, the CPU a takeover costs on this 2-core host, and the takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). The integrity check of reports and RSVP messages is not built, so it has no row.",
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

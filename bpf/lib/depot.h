@@ -100,8 +100,18 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	 * the same (the NIC must not see the gap), but the NACK waits for the
 	 * pairing; lh_dc_out asks the NIC for that ACK (AckReq) meanwhile.
 	 */
-	if (d > 0)
-		lh_qp_paired(qp, &key);
+	/*
+	 * ... except for a QP learned mid-flight (wide: just after its agent
+	 * started) that no ACK has paired: with QPs that share PSN ranges it
+	 * may stay unpaired for good (their wide ranges overlap), and a gap
+	 * held with no NACK possible waits on the NIC's timer while the Sentry
+	 * may drop its resends (a Depot restarted mid-transfer: a QP error
+	 * with NICs of 6 retries). It goes to the NIC as with no gateway.
+	 */
+	if (d > 0 && !lh_qp_paired(qp, &key) && (READ_ONCE(qp->flags) & LH_QPF_WIDE)) {
+		lh_count(st, LH_STAT_DEPOT_WIDE_UNPAIRED);
+		return XDP_PASS;
+	}
 	e = &ring->ent[psn & LH_RING_MASK];
 	/*
 	 * In order onto a position an unACKed backup holds (a window over the

@@ -145,10 +145,10 @@ with_fault() {
 	with_fault restart_both
 }
 
-# The restart of the Depot's agent alone (SIGTERM, start again) is not here
-# yet: 1 run of 6 on the development machine ended in QP errors (NICs of 6
-# retries), the other 5 and every restart of both agents passed; the cause
-# is open (issue 16). restart_gwb above is that fault.
+@test "restart of the Depot's agent mid-transfer: 0 QP errors" {
+	plain_run
+	with_fault restart_gwb
+}
 
 @test "the Depot's agent stops keeping its data path and the next comes 1.5 s later: past 100 ms alone everything passes, the next agent starts fresh, 0 QP errors" {
 	plain_run

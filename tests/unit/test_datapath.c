@@ -1744,6 +1744,37 @@ static void peers(void)
 	set_config(0);
 }
 
+/*
+ * A QP learned mid-flight (wide: inside the agent's start-up window) that no
+ * ACK paired: its gap goes to the NIC unchanged, not held (QPs sharing PSN
+ * ranges may never pair, and a held gap would wait on the NIC's timer)
+ */
+static void depot_wide_unpaired(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	struct run r;
+	int64_t c0, c1;
+	size_t len;
+
+	fl.b.v4.s_addr = htonl(0x0a00097a);
+	set_guard(mono_ns() + 1000000000ull, 0);
+	len = dp_data_frame(&fl, 6000, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	set_guard(0, 0);
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_WIDE) &&
+		       !(qp.flags & LH_QPF_PAIRED),
+	       "wide unpaired: a QP learned in the start-up window is wide, not paired");
+	len = dp_data_frame(&fl, 6002, in);
+	c0 = ctr("depot_wide_unpaired");
+	c1 = ctr("depot_held");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("depot_wide_unpaired") == c0 + 1 && ctr("depot_held") == c1,
+	       "wide unpaired: its gap passes unchanged, counted, nothing held");
+}
+
 int main(void)
 {
 	if (getuid()) {
@@ -1769,6 +1800,7 @@ int main(void)
 	depot_basic(&f4, 1000, "Depot IPv4");
 	depot_basic(&f6, 0xfffffd, "Depot IPv6 across the PSN wrap");
 	wan_interface(); /* while rings are free: later tests take them all */
+	depot_wide_unpaired();
 	sentry();
 	sentry_gb0_echo();
 	sentry_echo_every();

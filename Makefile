@@ -73,7 +73,7 @@ BENCH_BINS := $(patsubst tests/bench/%.c,$(O)/tests/bench/%,$(BENCH_SRCS))
 
 GEN_HDRS := $(O)/gen/lh_crc32_table.h
 
-.PHONY: all deps vmlinux test test-unit test-integ bench demo check fmt clean interop-image
+.PHONY: all deps vmlinux test test-unit test-integ bench demo soak check fmt clean interop-image
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -154,6 +154,11 @@ bench: all
 
 demo: all
 	$(Q)O=$(O) bash scripts/demo.sh
+
+# not in CI: a 10-minute transfer while the gateways' agents are replaced every
+# minute (SOAK_MINUTES, SOAK_EVERY); passes with 0 QP errors and empty pools after
+soak: all
+	$(Q)O=$(O) bash tests/soak/restart-soak.sh
 
 # the rxe guest of tests/interop (Debian packages only); rebuilt when they or its scripts change
 interop-image:

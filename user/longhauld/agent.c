@@ -1141,9 +1141,10 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	 * QPs may be mid-flight now: their ACKs can name PSNs from before the
 	 * programs saw them, which pairing must count in (LH_QPF_WIDE). Such a
 	 * QP sends again within a retransmit timeout (67 ms by default on rxe
-	 * and perftest) or at once: it is learned within 4 round trips and 100 ms
+	 * and perftest) or at once: it is learned within 4 round trips and 100 ms.
+	 * Not so in an adopted data path: it saw every packet meanwhile.
 	 */
-	{
+	if (!dp->adopted) {
 		struct lh_pair_guard g = {
 			.wide_until_ns = now_ns() + 4000ull * cfg->wan_rtt_us + 100000000ull
 		};

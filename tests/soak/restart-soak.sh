@@ -6,7 +6,8 @@
 # for SOAK_MINUTES (default 10). Every SOAK_EVERY seconds (default 60) one
 # gateway's agent is replaced, gwa and gwb in turn, alternately by a stop and
 # a start (SIGTERM: the data path detaches, the new agent relearns the QPs
-# mid-flight) and by longhauld --takeover (the data path runs on). Passes when
+# mid-flight) and by longhauld --takeover (the data path runs on); SOAK_HOW
+# restart or takeover keeps to one. Passes when
 # the transfer ends ok, verified, with 0 QP errors, and once it is over the
 # pools and tables of both gateways are back to empty (no slot used, no QP
 # left after --qp-idle). Prints a line per replacement and a summary.
@@ -18,6 +19,7 @@ BIN=$O/bin
 P=${SOAK_PREFIX:-lhk}
 MINUTES=${SOAK_MINUTES:-10}
 EVERY=${SOAK_EVERY:-60}
+HOW=${SOAK_HOW:-both} # restart, takeover, or both in turn
 TOPO=topologies/two-dc.sh
 AGENT_OPTS=(--dc dc --wan wan --wan-rtt 2ms --qp-idle 2s)
 
@@ -68,8 +70,11 @@ end=$((SECONDS + MINUTES * 60 - EVERY / 2))
 while sleep "$EVERY" && [ "$SECONDS" -lt "$end" ] && kill -0 "$cli" 2>/dev/null; do
 	g=gwa
 	[ $((n % 2)) -eq 0 ] || g=gwb
-	how=restart
-	[ $((n / 2 % 2)) -eq 0 ] || how=takeover
+	how=$HOW
+	if [ "$HOW" = both ]; then
+		how=restart
+		[ $((n / 2 % 2)) -eq 0 ] || how=takeover
+	fi
 	replace "$g" "$how"
 	n=$((n + 1))
 	echo "$(date +%T) replacement $n: $g by $how" >&2

@@ -124,10 +124,12 @@ kill_gwa() {
 	agent_signal gwa KILL
 }
 
+# plain_run: the same transfer with nothing of longhaul on the path, printed as
+# the comparison; not required to succeed (plain go-back-N with 6 retries at
+# 1 % may give up: a fresh-clone CI run saw it), the run with longhaul is
 plain_run() {
 	lr2_agents_down
-	lr2_xfer -D 6 -q 8 -S 65536 -R 6 --psn 1000
-	lr2_ok
+	lr2_xfer -D 6 -q 8 -S 65536 -R 6 --psn 1000 || true
 	PLAIN=$LR2_C
 	echo "without longhaul: $(jq -c '{status, goodput_gbps, timeouts, qp_errors}' <<<"$PLAIN")"
 }

@@ -388,6 +388,12 @@ struct lh_config {
 	__u32 agentless_ms;
 	__u32 pad;
 	__u64 agentless_since_ns;
+	/*
+	 * Sentry with LH_CFG_REPORT_MAC: the SipHash-2-4 key words the peers'
+	 * Depot reports are signed with (lh_report_mac); a report without a
+	 * valid tag is refused
+	 */
+	__u64 report_key[2];
 };
 
 #define LH_CFG_DEPOT 0x01 /* act as Depot for data arriving from the WAN */
@@ -407,6 +413,8 @@ struct lh_config {
  * (lh_peer); any other passes unchanged, counted (not_peer)
  */
 #define LH_CFG_PEERS 0x20
+/* --report-key-file given: Depot reports must carry a valid tag (report_key) */
+#define LH_CFG_REPORT_MAC 0x40
 
 /* lh_peer: the DC prefixes behind peer gateways, an LPM trie over 16-byte addresses */
 #define LH_MAX_PEERS 64

@@ -17,6 +17,7 @@
 #define LH_PROTO_H
 
 #include "rocev2.h"
+#include "lh_siphash.h"
 
 #define LH_REPORT_PORT 4792
 #define LH_REPORT_MAGIC 0x4c48 /* "LH" */
@@ -29,6 +30,15 @@
  * Sentry knows from it that its Depot reports, so silence means loss.
  */
 #define LH_REPORT_F_SACK 0x0001
+/*
+ * An 8-byte tag follows the report: SipHash-2-4 keyed with the peers' shared
+ * report key (longhauld --report-key-file) over the IP source and
+ * destination (16 bytes each, IPv4 mapped into IPv6) and the 60 bytes of the
+ * report, flags included; the tag on the wire as the paper serializes it
+ * (little-endian). A Sentry with a key takes no report without a valid tag.
+ */
+#define LH_REPORT_F_MAC 0x0002
+#define LH_REPORT_MAC_LEN 8
 
 enum lh_msg_type {
 	LH_MSG_DEPOT_REPORT = 1,
@@ -71,6 +81,28 @@ static __always_inline int lh_report_seq_newer(__u32 seq, __u32 last)
 	__s32 d = (__s32)(seq - last);
 
 	return !seq || !last || d > 0 || d < -LH_REPORT_SEQ_WINDOW;
+}
+
+/*
+ * The tag of report r sent from saddr to daddr (both 16 bytes, IPv4 mapped):
+ * 92 bytes, 11 words and a 4-byte tail. k: the key words (lh_sip_key).
+ */
+static __always_inline __u64 lh_report_mac(const __u64 k[2], const __u8 *saddr, const __u8 *daddr,
+					   const struct lh_report *r)
+{
+	const __u8 *b = (const __u8 *)r;
+	struct lh_sip s;
+	int i;
+
+	lh_sip_init(&s, k);
+	lh_sip_word(&s, lh_sip_le(saddr, 8));
+	lh_sip_word(&s, lh_sip_le(saddr + 8, 8));
+	lh_sip_word(&s, lh_sip_le(daddr, 8));
+	lh_sip_word(&s, lh_sip_le(daddr + 8, 8));
+LH_UNROLL
+	for (i = 0; i < 7; i++)
+		lh_sip_word(&s, lh_sip_le(b + 8 * i, 8));
+	return lh_sip_final(&s, lh_sip_le(b + 56, 4), 32 + sizeof(*r));
 }
 
 #endif /* LH_PROTO_H */

@@ -17,4 +17,11 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
+/* a loop with a constant count, unrolled for the verifier (gcc, for user space, has no such pragma) */
+#ifdef __clang__
+#define LH_UNROLL _Pragma("unroll")
+#else
+#define LH_UNROLL
+#endif
+
 #endif /* LH_TYPES_H */

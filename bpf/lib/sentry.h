@@ -901,6 +901,28 @@ static __always_inline __u64 lh_report_word(const struct lh_report *r, __u32 w)
 }
 
 /*
+ * With a report key (LH_CFG_REPORT_MAC): the reason report r is refused,
+ * or 0 when its tag (the 8 bytes after it) is the one the key gives
+ * (lh_report_mac). A report signed by no one or another key changes nothing.
+ */
+static __always_inline __u32 sentry_report_refused(struct xdp_md *ctx, const struct lh_parsed *p,
+						   const struct lh_report *r)
+{
+	const struct lh_config *cfg = lh_config_get();
+	__u8 tag[LH_REPORT_MAC_LEN];
+
+	if (!cfg || !(cfg->flags & LH_CFG_REPORT_MAC))
+		return 0;
+	if (!(r->flags & bpf_htons(LH_REPORT_F_MAC)) ||
+	    p->udp_len < 8 + sizeof(*r) + LH_REPORT_MAC_LEN ||
+	    bpf_xdp_load_bytes(ctx, p->l4_off + 8 + sizeof(*r), tag, sizeof(tag)))
+		return LH_STAT_SENTRY_REPORT_NOMAC;
+	if (lh_sip_le(tag, 8) != lh_report_mac(cfg->report_key, p->saddr, p->daddr, r))
+		return LH_STAT_SENTRY_REPORT_MAC;
+	return 0;
+}
+
+/*
  * A Depot report: the exact missing set. Rebuilds the bitmap from it (word
  * operations, no per-PSN loop) and returns XDP_PASS when the NIC has sent
  * some of the missing PSNs already, so that the TC program on the WAN
@@ -914,7 +936,7 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	struct lh_qp_key key;
 	struct lh_qp *qp;
 	enum sentry_bound bound;
-	__u32 epsn, n, sent_off, seq;
+	__u32 epsn, n, sent_off, seq, refused;
 	__u64 due, now;
 	__s32 d;
 
@@ -932,6 +954,9 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 		lh_count(st, LH_STAT_SENTRY_REPORT_UNKNOWN);
 		return XDP_PASS;
 	}
+	refused = sentry_report_refused(ctx, p, &r);
+	if (refused)
+		return lh_drop(st, (enum lh_stat)refused);
 	epsn = bpf_ntohl(r.epsn) & ROCE_PSN_MASK;
 	n = bpf_ntohs(r.nbits);
 	if (n > LH_REPORT_BITS) /* checked by lh_report_valid; the verifier wants it here */

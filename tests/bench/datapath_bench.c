@@ -125,6 +125,8 @@ enum row_id {
 	R_SENTRY_DNACK,
 	R_SR_DROP,
 	R_SR_PASS,
+	R_REPORT,
+	R_REPORT_MAC,
 	R_RELEASE_1,
 	R_RELEASE_63,
 	R_MAX
@@ -212,6 +214,19 @@ static struct row rows[R_MAX] = {
 		.deltas = { RX_ROCE, { LH_STAT_SENTRY_SR_PASS, 1 }, { LH_STAT_SENTRY_CACHED, 1 },
 			    { LH_STAT_PASS, 1 } },
 	},
+	[R_REPORT] = {
+		.name = "Sentry: Depot report taken in, nothing to re-send (wan_xdp)",
+		.verdict = XDP_DROP,
+		.deltas = { { LH_STAT_RX, 1 }, { LH_STAT_PARSE_NON_ROCE, 1 },
+			    { LH_STAT_SENTRY_REPORT, 1 }, { LH_STAT_DROP, 1 } },
+	},
+	[R_REPORT_MAC] = {
+		.name = "Sentry: the same report, its SipHash-2-4 tag checked "
+			"(--report-key-file, wan_xdp)",
+		.verdict = XDP_DROP,
+		.deltas = { { LH_STAT_RX, 1 }, { LH_STAT_PARSE_NON_ROCE, 1 },
+			    { LH_STAT_SENTRY_REPORT, 1 }, { LH_STAT_DROP, 1 } },
+	},
 	[R_RELEASE_1] = {
 		.name = "Depot release: gap filler + 1 held packet (dc_tc lh_dc_out)",
 		.metric = "time per released packet",
@@ -226,6 +241,9 @@ static struct row rows[R_MAX] = {
 		.per = 63,
 	},
 };
+
+/* lh_config as the batches run it (dc_ifindex set at start) */
+static struct lh_config base_cfg;
 
 /* ---- a batch: the prepared sequence of one case ---- */
 
@@ -248,7 +266,11 @@ struct batch {
 	size_t nframes, fcap;
 	uint64_t tx; /* clones that must leave DC_IF in one run of the batch */
 	uint32_t pool; /* free pool slots at the start (0: all) */
+	bool mac; /* reports signed, the Sentry checks them (LH_CFG_REPORT_MAC) */
 };
+
+/* the key of the MAC rows (bench only) */
+static const uint8_t bench_key[16] = "longhaul bench!";
 
 static void *grow(void *p, size_t *cap, size_t n, size_t size)
 {
@@ -511,6 +533,27 @@ static void case_sr(struct batch *b)
 }
 
 /*
+ * The NIC sent S0 .. S0 + PER_FLOW + 1; each measured report moves the ePSN
+ * one on and says the Depot holds the one PSN it names: nothing to re-send,
+ * the report is consumed. mac: signed, and the Sentry checks the tag.
+ */
+static void case_report(struct batch *b, int row, bool mac)
+{
+	uint8_t held[LH_REPORT_BITS / 8] = { 1 };
+	uint16_t q;
+	int i;
+
+	b->mac = mac;
+	sentry_qps(b, PER_FLOW + 1);
+	dp_report_key = mac ? bench_key : NULL;
+	for (i = 0; i < PER_FLOW; i++)
+		for (q = 0; q < FLOWS; q++)
+			add_step(b, row, P_WAN_XDP, 0, q, 0, fb,
+				 dp_report_frame_held(&flows[q], S0 + 1 + (uint32_t)i, 1, held, fb));
+	dp_report_key = NULL;
+}
+
+/*
  * Cycles of: g lost, g + 1 .. g + k held (the first as a Depot-NACK), g
  * arrives and is delivered (the QP is now releasing), then measured: the
  * routed g through lh_dc_out, which sends it and the k held after it. The
@@ -708,11 +751,15 @@ static void add_sample(struct samples *sm, int r, uint32_t ns)
 static int run_batch(const struct batch *b, int r, struct ring_buffer *rb)
 {
 	uint64_t before[LH_STAT_MAX], after[LH_STAT_MAX], tx0;
+	uint32_t zero = 0;
 	struct bpf_test_run_opts t;
 	size_t i;
 	int k;
 
-	if (reset_state(rb, b->pool)) {
+	base_cfg.flags = LH_CFG_DEPOT | LH_CFG_SENTRY | (b->mac ? LH_CFG_REPORT_MAC : 0);
+	lh_sip_key(bench_key, base_cfg.report_key);
+	if (bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &base_cfg, BPF_ANY) ||
+	    reset_state(rb, b->pool)) {
 		fprintf(stderr, "bench %s: cannot reset the maps: %s\n", b->name, strerror(errno));
 		return -1;
 	}
@@ -936,7 +983,7 @@ static void print_json(void)
 static int bench(struct bpf_object **objs)
 {
 	struct lh_config cfg = { .flags = LH_CFG_DEPOT | LH_CFG_SENTRY };
-	static struct batch batches[16];
+	static struct batch batches[20];
 	struct ring_buffer *rb = NULL;
 	struct bpf_link *link = NULL;
 	int nb = 0, i, r, p, o, status = 1;
@@ -961,6 +1008,7 @@ static int bench(struct bpf_object **objs)
 	link = bpf_program__attach_tcx(bpf_object__find_program_by_name(objs[2], "lh_dc_out"),
 				       dc_ifindex, NULL);
 	cfg.dc_ifindex = (uint32_t)dc_ifindex;
+	base_cfg = cfg; /* run_batch writes it before each batch */
 	stats_fd = lh_harness_map_fd(h, "lh_stats");
 	ncpus = libbpf_num_possible_cpus();
 	rb = ring_buffer__new(lh_harness_map_fd(h, "lh_events"), on_event, NULL, NULL);
@@ -1000,6 +1048,10 @@ static int bench(struct bpf_object **objs)
 	case_sentry_dnack(&batches[nb++]);
 	batches[nb].name = "SR filter";
 	case_sr(&batches[nb++]);
+	batches[nb].name = "report";
+	case_report(&batches[nb++], R_REPORT, false);
+	batches[nb].name = "report, tag checked";
+	case_report(&batches[nb++], R_REPORT_MAC, true);
 	batches[nb].name = "release 1";
 	case_release(&batches[nb++], R_RELEASE_1, 1, FLOWS, REL1_CYCLES);
 	batches[nb].name = "release 63";

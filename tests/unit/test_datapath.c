@@ -1744,6 +1744,80 @@ static void peers(void)
 	set_config(0);
 }
 
+/* lh_config with flags and a report key (LH_CFG_REPORT_MAC) */
+static int set_config_key(uint32_t flags, const uint8_t key[LH_SIPHASH_KEY_LEN])
+{
+	struct lh_config cfg = { .dc_ifindex = (uint32_t)dc_ifindex,
+				 .flags = LH_CFG_DEPOT | LH_CFG_SENTRY | LH_CFG_REPORT_MAC | flags };
+	uint32_t zero = 0;
+
+	lh_sip_key(key, cfg.report_key);
+	return bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0);
+}
+
+/*
+ * A report key (--report-key-file, LH_CFG_REPORT_MAC): the Sentry takes in
+ * only a report whose tag the key gives over its addresses and its bytes;
+ * one without a tag, with another key's, altered after signing, or replayed
+ * from another host: dropped, counted, the QP as it was.
+ */
+static void report_mac(const struct dp_flow *base, const char *fam)
+{
+	static const uint8_t key[16] = "longhaul-peers!", other[16] = "longhaul-peers?";
+	struct dp_flow fl = *base, fl2;
+	uint8_t in[9216];
+	struct lh_qp q0, q1;
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 15000;
+
+	if (fl.family == AF_INET)
+		fl.a.v4.s_addr = htonl(0x0a000a31);
+	else
+		fl.a.v6.s6_addr[15] = 0x31;
+	sentry_sent(&fl, b, 10);
+	tap_ok(!set_config_key(0, key), "report MAC (%s): a key in lh_config", fam);
+	dp_qp_get(h, &fl, &q0);
+
+	len = dp_report_frame(&fl, b + 2, 4, 0, in);
+	tap_ok(wan_refused(&fl, in, len, XDP_DROP_, "sentry_report_nomac", &q0, &r),
+	       "report MAC (%s): a report without a tag: dropped, counted; the QP as it was", fam);
+	dp_report_key = other;
+	len = dp_report_frame(&fl, b + 2, 4, 0, in);
+	tap_ok(wan_refused(&fl, in, len, XDP_DROP_, "sentry_report_mac", &q0, &r),
+	       "report MAC (%s): a report signed with another key: dropped, counted; the QP as it was",
+	       fam);
+	dp_report_key = key;
+	len = dp_report_frame(&fl, b + 2, 4, 0, in);
+	in[len - LH_REPORT_MAC_LEN - 1] ^= 0x01; /* a held bit flipped on the way */
+	tap_ok(wan_refused(&fl, in, len, XDP_DROP_, "sentry_report_mac", &q0, &r),
+	       "report MAC (%s): a signed report altered after signing: dropped, counted", fam);
+	/* signed for another host pair, its tag sent in a report of this one */
+	fl2 = fl;
+	if (fl.family == AF_INET)
+		fl2.b.v4.s_addr = htonl(0x0a000903);
+	else
+		fl2.b.v6.s6_addr[15] = 0x03;
+	len = dp_report_frame(&fl2, b + 2, 4, 0, in + 4608);
+	len = dp_report_frame(&fl, b + 2, 4, 0, in);
+	tap_ok(memcmp(in + len - LH_REPORT_MAC_LEN, in + 4608 + len - LH_REPORT_MAC_LEN,
+		      LH_REPORT_MAC_LEN) != 0,
+	       "report MAC (%s): the tag covers the addresses (another host pair, another tag)", fam);
+	memcpy(in + len - LH_REPORT_MAC_LEN, in + 4608 + len - LH_REPORT_MAC_LEN, LH_REPORT_MAC_LEN);
+	tap_ok(wan_refused(&fl, in, len, XDP_DROP_, "sentry_report_mac", &q0, &r),
+	       "report MAC (%s): the report of another host pair replayed as this one's: dropped, counted",
+	       fam);
+
+	len = dp_report_frame(&fl, b + 2, 4, 1u << 1, in);
+	c0 = ctr("sentry_report");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(ctr("sentry_report") == c0 + 1 && dp_qp_get(h, &fl, &q1) && q1.s_base == b + 2,
+	       "report MAC (%s): a report with the key's tag is taken in (ePSN %u)", fam, b + 2);
+	dp_report_key = NULL;
+	set_config(0);
+}
+
 /*
  * A QP learned mid-flight (wide: inside the agent's start-up window) that no
  * ACK paired: its gap goes to the NIC unchanged, not held (QPs sharing PSN
@@ -1801,6 +1875,8 @@ int main(void)
 	depot_basic(&f6, 0xfffffd, "Depot IPv6 across the PSN wrap");
 	wan_interface(); /* while rings are free: later tests take them all */
 	depot_wide_unpaired();
+	report_mac(&f4, "IPv4");
+	report_mac(&f6, "IPv6");
 	sentry();
 	sentry_gb0_echo();
 	sentry_echo_every();

@@ -2,15 +2,20 @@
 /*
  * user/lib packet builder, parser and ICRC against fixed oracles: the CRC-32
  * check value, rxe's pseudo-LRH seed, and the two RoCE packets of scapy's
- * test suite (bytes as scapy builds them, ICRC 0x78f353f3 and 0x82fd002a).
+ * test suite (bytes as scapy builds them, ICRC 0x78f353f3 and 0x82fd002a);
+ * SipHash-2-4 against the paper's vectors, and the report key file.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "icrc.h"
+#include "lh_siphash.h"
 #include "pkt.h"
+#include "report.h"
 #include "tap.h"
 
 /* scapy test/contrib/roce.uts "RoCE layer": UC SEND_ONLY over IPv4, as scapy builds it */
@@ -132,8 +137,77 @@ static void test_masking(void)
 	tap_ok(ok, "changing any covered byte invalidates the ICRC");
 }
 
+/*
+ * SipHash-2-4, key 00 01 .. 0f, message 00 01 .. n-1: the reference
+ * implementation's vectors_sip64 for n = 0..16 (n = 15 is the worked example
+ * of the paper's appendix A)
+ */
+static void test_siphash(void)
+{
+	static const uint64_t want[17] = {
+		0x726fdb47dd0e0e31, 0x74f839c593dc67fd, 0x0d6c8009d9a94f5a, 0x85676696d7fb7e2d,
+		0xcf2794e0277187b7, 0x18765564cd99a68d, 0xcbc9466e58fee3ce, 0xab0200f58b01d137,
+		0x93f5f5799a932462, 0x9e0082df0ba9e4b0, 0x7a5dbbc594ddb9f3, 0xf4b32f46226bada7,
+		0x751e8fbc860ee5fb, 0x14ea5627c0843d90, 0xf723ca908e7af2ee, 0xa129ca6149be45e5,
+		0x3f2acc7f57c29bdb,
+	};
+	uint8_t key[16], msg[17];
+	__u64 k[2];
+	unsigned int n, bad = 0;
+
+	for (n = 0; n < 17; n++)
+		msg[n] = (uint8_t)n;
+	memcpy(key, msg, sizeof(key));
+	lh_sip_key(key, k);
+	for (n = 0; n <= 16; n++)
+		if (lh_siphash24(k, msg, n) != want[n]) {
+			tap_diag("  n=%u: %016llx, want %016llx", n,
+				 (unsigned long long)lh_siphash24(k, msg, n),
+				 (unsigned long long)want[n]);
+			bad++;
+		}
+	tap_ok(!bad, "SipHash-2-4: the reference vectors for messages of 0 to 16 bytes");
+}
+
+/* a report key file: 32 hex digits, spaces and newlines allowed, else a clear reason */
+static void test_report_key(void)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "00112233445566778899aabbccddee\n", "30 hex digits" },
+		{ "00112233445566778899aabbccddeeff00\n", "more than 32 hex digits" },
+		{ "00112233445566778899aabbccddeefg\n", "'g' at byte 32 is no hex digit" },
+	};
+	char path[] = "/tmp/lh-keyXXXXXX", why[300];
+	uint8_t key[16];
+	unsigned int i;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	f = fdopen(fd, "w");
+	fputs("0011 2233 4455 6677\n8899 AABB ccdd eeff\n", f);
+	fclose(f);
+	tap_ok(!lh_report_key_load(path, key, why, sizeof(why)) && key[0] == 0x00 &&
+		       key[5] == 0x55 && key[10] == 0xaa && key[15] == 0xff,
+	       "report key file: 32 hex digits in groups and lines read as 16 bytes");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f = fopen(path, "w");
+		fputs(bad[i].text, f);
+		fclose(f);
+		tap_ok(lh_report_key_load(path, key, why, sizeof(why)) && strstr(why, bad[i].why) &&
+			       strstr(why, path),
+		       "report key file refused: %s (\"%s\")", bad[i].why, why);
+	}
+	unlink(path);
+	tap_ok(lh_report_key_load(path, key, why, sizeof(why)) && strstr(why, "No such file"),
+	       "report key file missing: refused (\"%s\")", why);
+}
+
 int main(void)
 {
+	test_siphash();
+	test_report_key();
 	test_crc32();
 	test_scapy_uc_send_only();
 	test_cnp_capture();

@@ -46,6 +46,7 @@ struct build_opts {
 	/* --report: a Depot report (include/lh_proto.h) instead of a RoCEv2 packet */
 	bool report;
 	struct lh_report_info ri;
+	uint8_t report_key[LH_SIPHASH_KEY_LEN]; /* --report-key-file: ri.key points here */
 };
 
 static void usage(FILE *f)
@@ -74,7 +75,8 @@ static void usage(FILE *f)
 		"                        new connections with N 1)\n"
 		"  --bad-icrc            write a wrong ICRC (receivers must drop it)\n"
 		"  --report EPSN:NBITS   a Depot report (UDP %u) for QP --qpn, requester --sqpn,\n"
-		"                        ePSN .. ePSN+NBITS-1 all missing; --report-seq N (default 0)\n"
+		"                        ePSN .. ePSN+NBITS-1 all missing; --report-seq N (default 0);\n"
+		"                        --report-key-file FILE signs it (longhauld's option)\n"
 		"  -w FILE               (build) capture file to write\n"
 		"  --dev IFACE           (send) interface to send on\n"
 		"check: exit 0 when every RoCEv2 packet has a valid ICRC, %d when one does not,\n"
@@ -197,6 +199,7 @@ enum {
 	OPT_RESV,
 	OPT_REPORT,
 	OPT_REPORT_SEQ,
+	OPT_REPORT_KEY,
 };
 
 /* --report EPSN:NBITS */
@@ -263,6 +266,7 @@ static const struct option build_long[] = {
 	{ "resv", required_argument, NULL, OPT_RESV },
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "report-seq", required_argument, NULL, OPT_REPORT_SEQ },
+	{ "report-key-file", required_argument, NULL, OPT_REPORT_KEY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -456,6 +460,15 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 			err = parse_ulong(optarg, 0xffffffff, &v, "report seq");
 			o->ri.seq = (uint32_t)v;
 			break;
+		case OPT_REPORT_KEY: {
+			char why[300];
+
+			err = lh_report_key_load(optarg, o->report_key, why, sizeof(why));
+			if (err)
+				fprintf(stderr, "lhpkt: --report-key-file: %s\n", why);
+			o->ri.key = o->report_key;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);

@@ -2,7 +2,9 @@
 /* Depot reports: encode into a UDP frame, decode from a payload. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "report.h"
 
@@ -28,7 +30,86 @@ ssize_t lh_report_frame(const struct lh_pkt_spec *s, const struct lh_report_info
 	memcpy(r.held, ri->held, sizeof(r.held));
 	us.sport = LH_REPORT_PORT;
 	us.dport = LH_REPORT_PORT;
+	if (ri->key) {
+		uint8_t msg[sizeof(r) + LH_REPORT_MAC_LEN], sa[16], da[16];
+		__u64 k[2], tag;
+		int i;
+
+		r.flags |= htons(LH_REPORT_F_MAC);
+		lh_report_addr16(s->family, &s->src, sa);
+		lh_report_addr16(s->family, &s->dst, da);
+		lh_sip_key(ri->key, k);
+		tag = lh_report_mac(k, sa, da, &r);
+		memcpy(msg, &r, sizeof(r));
+		for (i = 0; i < LH_REPORT_MAC_LEN; i++)
+			msg[sizeof(r) + i] = (uint8_t)(tag >> (8 * i)); /* little-endian, as the paper */
+		return lh_udp_build(&us, msg, sizeof(msg), buf, cap);
+	}
 	return lh_udp_build(&us, &r, sizeof(r), buf, cap);
+}
+
+void lh_report_addr16(int family, const union lh_ip_addr *a, uint8_t out[16])
+{
+	if (family == AF_INET6) {
+		memcpy(out, a->b, 16);
+		return;
+	}
+	memset(out, 0, 10);
+	out[10] = 0xff;
+	out[11] = 0xff;
+	memcpy(out + 12, &a->v4, 4);
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int lh_report_key_load(const char *path, uint8_t key[LH_SIPHASH_KEY_LEN], char *err, size_t errlen)
+{
+	char text[256];
+	size_t n, i, digits = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	for (i = 0; i < n; i++) {
+		int v = hexval(text[i]);
+
+		if (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')
+			continue;
+		if (v < 0) {
+			snprintf(err, errlen, "%s: '%c' at byte %zu is no hex digit", path, text[i], i + 1);
+			return -1;
+		}
+		if (digits >= 2 * LH_SIPHASH_KEY_LEN) {
+			snprintf(err, errlen, "%s: more than %d hex digits (a 16-byte key)", path,
+				 2 * LH_SIPHASH_KEY_LEN);
+			return -1;
+		}
+		if (digits % 2 == 0)
+			key[digits / 2] = (uint8_t)(v << 4);
+		else
+			key[digits / 2] |= (uint8_t)v;
+		digits++;
+	}
+	if (digits != 2 * LH_SIPHASH_KEY_LEN) {
+		snprintf(err, errlen, "%s: %zu hex digits, a report key is %d (16 bytes)", path, digits,
+			 2 * LH_SIPHASH_KEY_LEN);
+		return -1;
+	}
+	return 0;
 }
 
 int lh_report_parse(const void *payload, size_t len, struct lh_report_info *ri)

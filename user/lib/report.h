@@ -22,6 +22,8 @@ struct lh_report_info {
 	uint32_t seq;
 	uint16_t flags; /* LH_REPORT_F_* */
 	uint8_t held[LH_REPORT_BITS / 8]; /* bit i: epsn + i is held */
+	/* the peers' report key: the frame carries its tag (LH_REPORT_F_MAC); NULL none */
+	const uint8_t *key;
 };
 
 /*
@@ -31,6 +33,16 @@ struct lh_report_info {
  */
 ssize_t lh_report_frame(const struct lh_pkt_spec *s, const struct lh_report_info *ri, void *buf,
 			size_t cap);
+
+/*
+ * Read a report key file (--report-key-file): 32 hex digits, the 16-byte
+ * SipHash key, spaces and a final newline allowed, nothing else. 0, or -1
+ * with why in err.
+ */
+int lh_report_key_load(const char *path, uint8_t key[LH_SIPHASH_KEY_LEN], char *err, size_t errlen);
+
+/* An address as the tag covers it: IPv6, or IPv4 mapped (::ffff:a.b.c.d) */
+void lh_report_addr16(int family, const union lh_ip_addr *a, uint8_t out[16]);
 
 /* Decode a report's UDP payload; 0, or -EINVAL when it is not a valid report */
 int lh_report_parse(const void *payload, size_t len, struct lh_report_info *ri);

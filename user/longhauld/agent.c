@@ -319,6 +319,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 			.nbits = nbits,
 			.seq = ag->report_seq,
 			.flags = sack ? LH_REPORT_F_SACK : 0,
+			.key = ag->cfg->report_key_set ? ag->cfg->report_key : NULL,
 		};
 
 		if (!++ag->report_seq)

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "report.h"
 
 enum {
 	OPT_DC = 256,
@@ -47,6 +48,7 @@ enum {
 	OPT_CREDIT_ROUTE,
 	OPT_RSVP_NEIGHBOR,
 	OPT_PEER,
+	OPT_REPORT_KEY_FILE,
 	OPT_CREDIT_BUFFER,
 	OPT_CREDIT_QUANTUM,
 	OPT_HEARTBEAT,
@@ -83,6 +85,7 @@ static const struct option long_opts[] = {
 	{ "credit-route", required_argument, NULL, OPT_CREDIT_ROUTE },
 	{ "rsvp-neighbor", required_argument, NULL, OPT_RSVP_NEIGHBOR },
 	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "report-key-file", required_argument, NULL, OPT_REPORT_KEY_FILE },
 	{ "credit-buffer", required_argument, NULL, OPT_CREDIT_BUFFER },
 	{ "credit-quantum", required_argument, NULL, OPT_CREDIT_QUANTUM },
 	{ "heartbeat", required_argument, NULL, OPT_HEARTBEAT },
@@ -111,6 +114,9 @@ void lhd_usage(FILE *f)
 		"                      10.2.0.0/24); repeat, up to 64. Given: QPs only with far\n"
 		"                      hosts inside one are learned, any other passes unchanged,\n"
 		"                      counted (not_peer). None: every far host is taken\n"
+		"  --report-key-file FILE  the peers' shared report key (32 hex digits): the\n"
+		"                      Depot signs its reports, the Sentry refuses any report\n"
+		"                      without a valid tag (sentry_report_nomac, _mac)\n"
 		"  --instance NAME     pin under " DEFAULT_PIN_ROOT "/NAME (several gateways on a host)\n"
 		"  --pin-dir DIR       pin maps under DIR instead (on a bpf filesystem)\n"
 		"  --xdp-mode MODE     auto (native where the driver has it), native, generic\n"
@@ -494,6 +500,16 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 			goto bad;
 		c->n_peers++;
 		return 0;
+	case OPT_REPORT_KEY_FILE: {
+		char why[300];
+
+		if (lh_report_key_load(arg, c->report_key, why, sizeof(why))) {
+			pr_warn("--%s: %s\n", name, why);
+			return -EINVAL;
+		}
+		c->report_key_set = true;
+		return 0;
+	}
 	case OPT_RSVP_NEIGHBOR:
 		if (c->n_rsvp_neighbors >= LHD_MAX_NEIGHBORS ||
 		    inet_pton(AF_INET, arg, &c->rsvp_neighbors[c->n_rsvp_neighbors]) != 1)
@@ -674,6 +690,10 @@ static int derive(struct lhd_config *c)
 	}
 	if (!c->rings || c->rings > c->max_qps)
 		c->rings = c->max_qps;
+	if (c->report_key_set && c->mode != MODE_LR2) {
+		pr_warn("--report-key-file is for lr2 mode (the Depot's reports)\n");
+		return -EINVAL;
+	}
 	if (c->gateway && (c->mode != MODE_LR2 || !c->sentry)) {
 		pr_warn("--recovery gateway is the Sentry's: it needs lr2 mode and the sentry role\n");
 		return -EINVAL;

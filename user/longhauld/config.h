@@ -100,6 +100,9 @@ struct lhd_config {
 	uint32_t rsvp_neighbors[LHD_MAX_NEIGHBORS]; /* IPv4, network order; the routes' next hops too */
 	struct lhd_peer peers[LHD_MAX_PEERS]; /* --peer: none, every far host is taken */
 	int n_peers;
+	/* --report-key-file: Depot reports signed, and required signed (LH_CFG_REPORT_MAC) */
+	uint8_t report_key[16];
+	bool report_key_set;
 	int n_rsvp_neighbors;
 	uint32_t cr_buffer; /* bytes a hop reserves per flow: its initial credit and hold limit */
 	uint32_t cr_quantum; /* credit returned upstream once this many bytes were forwarded */

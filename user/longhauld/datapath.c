@@ -25,6 +25,7 @@
 #include "gateway.skel.h"
 #include "lh_credit.h"
 #include "lh_maps.h"
+#include "lh_siphash.h"
 #include "log.h"
 #include "wan_tc.skel.h"
 #include "wan_xdp.skel.h"
@@ -472,7 +473,8 @@ static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cf
 		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
 		.wan_ifindex = (uint32_t)cfg->wan[0].ifindex, /* the first: no program reads it */
 		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0) |
-			 (cfg->gateway ? LH_CFG_GATEWAY : 0) | (cfg->n_peers ? LH_CFG_PEERS : 0),
+			 (cfg->gateway ? LH_CFG_GATEWAY : 0) | (cfg->n_peers ? LH_CFG_PEERS : 0) |
+			 (cfg->report_key_set ? LH_CFG_REPORT_MAC : 0),
 		/* a copy that went out within a WAN round trip is in flight, not lost */
 		.resend_guard_ms = cfg->wan_rtt_us / 1000 + 1,
 		.watchdog_ms = cfg->sentry_watchdog_ms,
@@ -481,6 +483,8 @@ static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cf
 	};
 	uint32_t zero = 0;
 
+	if (cfg->report_key_set)
+		lh_sip_key(cfg->report_key, bc.report_key);
 	if (bpf_map_update_elem(lhd_map_fd(dp, "lh_config"), &zero, &bc, BPF_ANY)) {
 		pr_warn("write lh_config: %s\n", strerror(errno));
 		return EXIT_KERNEL;

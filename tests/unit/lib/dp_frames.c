@@ -85,13 +85,14 @@ size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, ui
 
 uint32_t dp_report_seq;
 uint16_t dp_report_flags;
+const uint8_t *dp_report_key;
 
 size_t dp_report_frame_held(const struct dp_flow *fl, uint32_t epsn, uint32_t n,
 			    const uint8_t held[LH_REPORT_BITS / 8], uint8_t *buf)
 {
 	struct lh_report_info ri = {
 		.dqpn = DP_QP_R, .peer_qpn = DP_QP_S, .epsn = epsn, .nbits = n,
-		.seq = dp_report_seq, .flags = dp_report_flags,
+		.seq = dp_report_seq, .flags = dp_report_flags, .key = dp_report_key,
 	};
 	struct lh_pkt_spec s;
 

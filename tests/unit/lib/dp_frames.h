@@ -60,6 +60,8 @@ size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, ui
 extern uint32_t dp_report_seq;
 /* flags of those reports (LH_REPORT_F_*, default 0) */
 extern uint16_t dp_report_flags;
+/* the key the reports dp_report_frame* build are signed with (NULL: unsigned, the default) */
+extern const uint8_t *dp_report_key;
 size_t dp_report_frame(const struct dp_flow *fl, uint32_t epsn, uint32_t n, uint32_t held_mask,
 		       uint8_t *buf);
 

@@ -178,6 +178,9 @@ int lh_dc_cmd(struct __sk_buff *skb)
 	switch (c.op) {
 	case LH_CMD_HOSTPAIR_PRUNE:
 		return lh_hostpair_prune(&c.hk);
+	case LH_CMD_QP_FORGOTTEN:
+		lh_qp_count_put(c.hk.saddr, c.hk.daddr, c.role, lh_config_get());
+		return 0;
 	default:
 		return -1;
 	}

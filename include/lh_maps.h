@@ -323,12 +323,25 @@ struct lh_pair_guard {
 enum lh_cmd_op {
 	/* drop the QPs that are gone or paired from a host pair's list; ret: how many */
 	LH_CMD_HOSTPAIR_PRUNE = 1,
+	/* the agent forgot a QP (cmd.hk, cmd.role): its far host and host pair count one less */
+	LH_CMD_QP_FORGOTTEN = 2,
 };
 
 struct lh_cmd {
 	__u32 op;
-	__u32 pad;
+	__u32 role; /* LH_CMD_QP_FORGOTTEN: the QP's LH_QPF_DEPOT or LH_QPF_SENTRY */
+	/* LH_CMD_QP_FORGOTTEN: the QP's key addresses (data source, destination) */
 	struct lh_hostpair_key hk;
+};
+
+/*
+ * lh_qp_count's key: far is the QP's far host (the data source of a Depot
+ * QP, the destination of a Sentry QP), near the other end, all zero for the
+ * count of the far host alone (IPv4 mapped, as in lh_qp_key)
+ */
+struct lh_count_key {
+	__u8 far[16];
+	__u8 near[16];
 };
 
 enum lh_slot_state {
@@ -394,6 +407,13 @@ struct lh_config {
 	 * valid tag is refused
 	 */
 	__u64 report_key[2];
+	/*
+	 * --host-qps, --hostpair-qps: QPs learned at most with one far host, and
+	 * between one pair of hosts (lh_qp_count); 0: no limit. Past it a new
+	 * QP passes unchanged, not learned, counted
+	 */
+	__u32 host_qps;
+	__u32 hostpair_qps;
 };
 
 #define LH_CFG_DEPOT 0x01 /* act as Depot for data arriving from the WAN */

@@ -111,7 +111,9 @@
 	X(SENTRY_GW_RESUME, sentry_gw_resume, "Sentry, gateway recovery: a QP that fell back is all acknowledged: copies again") \
 	X(SENTRY_GW_REPORT, sentry_gw_report, "Sentry, gateway recovery: report naming PSNs it has copies of, handed to the agent's paced re-send queue") \
 	X(SENTRY_REPORT_NOMAC, sentry_report_nomac, "Sentry with a report key: report without a tag (an unkeyed or forged sender): dropped, the QP untouched") \
-	X(SENTRY_REPORT_MAC, sentry_report_mac, "Sentry with a report key: report whose tag is wrong (forged, altered, or another key): dropped, the QP untouched")
+	X(SENTRY_REPORT_MAC, sentry_report_mac, "Sentry with a report key: report whose tag is wrong (forged, altered, or another key): dropped, the QP untouched") \
+	X(QP_HOST_LIMIT, qp_host_limit, "a new QP whose far host has --host-qps QPs learned already: passed unchanged, not learned") \
+	X(QP_HOSTPAIR_LIMIT, qp_hostpair_limit, "a new QP between two hosts that have --hostpair-qps QPs learned already: passed unchanged, not learned")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

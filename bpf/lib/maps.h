@@ -163,6 +163,20 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } lh_peer SEC(".maps");
 
+/*
+ * QPs learned per far host and per host pair (struct lh_count_key), with
+ * --host-qps or --hostpair-qps: lh_qp_learn() adds, the agent's forgetting
+ * of a QP takes away (LH_CMD_QP_FORGOTTEN through lh_dc_cmd)
+ */
+struct {
+	/* LRU: a full table forgets an old count (then too lenient), never refuses a host */
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 2048); /* agent: 2 x --max-qps */
+	__type(key, struct lh_count_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} lh_qp_count SEC(".maps");
+
 /* Events the agent acts on (struct lh_event) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

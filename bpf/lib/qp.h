@@ -590,10 +590,96 @@ static __always_inline bool lh_far_is_peer(const struct lh_parsed *p, __u32 role
 	return bpf_map_lookup_elem(&lh_peer, &k) != NULL;
 }
 
+/*
+ * lh_qp_count's keys of a QP of role between saddr and daddr (its key's
+ * data source and destination): its far host alone, and the pair
+ */
+static __always_inline void lh_count_keys(struct lh_count_key *host, struct lh_count_key *pair,
+					  const __u8 *saddr, const __u8 *daddr, __u32 role)
+{
+	const __u8 *far = role == LH_QPF_DEPOT ? saddr : daddr;
+	const __u8 *near = role == LH_QPF_DEPOT ? daddr : saddr;
+
+	__builtin_memset(host, 0, sizeof(*host));
+	__builtin_memcpy(host->far, far, 16);
+	__builtin_memcpy(pair->far, far, 16);
+	__builtin_memcpy(pair->near, near, 16);
+}
+
+/* One QP more on count k, unless limit (0: none, nothing counted) is reached */
+static __always_inline bool lh_count_take(const struct lh_count_key *k, __u32 limit)
+{
+	__u32 zero = 0, *c;
+
+	if (!limit)
+		return true;
+	c = bpf_map_lookup_elem(&lh_qp_count, k);
+	if (!c) {
+		bpf_map_update_elem(&lh_qp_count, k, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&lh_qp_count, k);
+		if (!c)
+			return true; /* no count kept: not a reason to refuse a QP */
+	}
+	if (__sync_fetch_and_add(c, 1) < limit)
+		return true;
+	__sync_fetch_and_sub(c, 1);
+	return false;
+}
+
+/* One QP less on count k; never below 0 (a count the LRU forgot and made anew) */
+static __always_inline void lh_count_put(const struct lh_count_key *k)
+{
+	__u32 *c = bpf_map_lookup_elem(&lh_qp_count, k);
+
+	if (c && !__sync_fetch_and_sub(c, 1))
+		__sync_fetch_and_add(c, 1);
+}
+
+/*
+ * With --host-qps or --hostpair-qps: whether a new QP of role may be learned
+ * (counted on its far host and its host pair), else counted and refused
+ */
+static __always_inline bool lh_qp_count_take(const struct lh_parsed *p, __u32 role,
+					     const struct lh_config *cfg, struct lh_stats *st)
+{
+	struct lh_count_key host, pair;
+
+	if (!cfg || (!cfg->host_qps && !cfg->hostpair_qps))
+		return true;
+	lh_count_keys(&host, &pair, p->saddr, p->daddr, role);
+	if (!lh_count_take(&host, cfg->host_qps)) {
+		lh_count(st, LH_STAT_QP_HOST_LIMIT);
+		return false;
+	}
+	if (!lh_count_take(&pair, cfg->hostpair_qps)) {
+		if (cfg->host_qps)
+			lh_count_put(&host);
+		lh_count(st, LH_STAT_QP_HOSTPAIR_LIMIT);
+		return false;
+	}
+	return true;
+}
+
+/* The counts a QP took, given back (it was not learned after all, or it is forgotten) */
+static __always_inline void lh_qp_count_put(const __u8 *saddr, const __u8 *daddr, __u32 role,
+					    const struct lh_config *cfg)
+{
+	struct lh_count_key host, pair;
+
+	if (!cfg || (!cfg->host_qps && !cfg->hostpair_qps))
+		return;
+	lh_count_keys(&host, &pair, saddr, daddr, role);
+	if (cfg->host_qps)
+		lh_count_put(&host);
+	if (cfg->hostpair_qps)
+		lh_count_put(&pair);
+}
+
 __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 {
 	struct lh_stats *st = lh_stats_get();
 	struct lh_pair_guard *g = lh_pair_guard_get();
+	struct lh_config *cfg;
 	struct lh_qp *init;
 	struct lh_qp_key k;
 	__u32 ring = LH_NO_SLOT, zero = 0;
@@ -614,9 +700,14 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 		lh_count(st, LH_STAT_QP_TABLE_FULL);
 		return -1;
 	}
-	init = bpf_map_lookup_elem(&lh_qp_scratch, &zero);
-	if (!init)
+	cfg = lh_config_get();
+	if (!lh_qp_count_take(p, role, cfg, st))
 		return -1;
+	init = bpf_map_lookup_elem(&lh_qp_scratch, &zero);
+	if (!init) {
+		lh_qp_count_put(p->saddr, p->daddr, role, cfg);
+		return -1;
+	}
 	__builtin_memset(init, 0, sizeof(*init));
 	lh_key_of(&k, p);
 	init->flags = role | (p->ipv6 ? LH_QPF_IPV6 : 0);
@@ -649,6 +740,8 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 	}
 	init->ring = ring;
 	err = bpf_map_update_elem(&lh_qp, &k, init, BPF_NOEXIST);
+	if (err)
+		lh_qp_count_put(p->saddr, p->daddr, role, cfg); /* not this one's entry */
 	if (err && err != -17 /* EEXIST */) {
 		if (ring != LH_NO_SLOT)
 			bpf_map_push_elem(&lh_ring_free, &ring, 0);

@@ -127,6 +127,30 @@ flood_gwb() {
 	lr2_agents_down
 }
 
+@test "with --host-qps 64, a flood from a source inside a peer prefix (spoofed, 3000 packets, each a new QPN): 64 of its QPs learned, the rest passed and counted, the transfer unharmed" {
+	local pid st=0 sb
+	lr2_agents_down
+	lr2_agents_up --peer 10.1.0.0/24 --peer fd00:1::/64 --peer 10.2.0.0/24 --peer fd00:2::/64 \
+		--host-qps 64
+	sb=$(lr2_stats gwb)
+	(sleep 1 && lh_exec wan "$LH_BIN/lhpkt" send --dev gwb --src 10.1.0.99 --dst 10.2.0.10 \
+		--smac 02:4c:48:00:02:02 --dmac 02:4c:48:00:04:02 --opcode RC_RDMA_WRITE_MIDDLE \
+		--payload 1024 --qpn 0x500000 --qpn-step 1 --psn 5000 --count 3000 --gap-us 200) &
+	pid=$!
+	lr2_xfer -D 4 -S 65536 -R 6 --psn 1000
+	wait "$pid" || st=$?
+	LR2_B=$(lr2_delta "$sb" "$(lr2_stats gwb)")
+	lr2_show
+	[ "$st" -eq 0 ]
+	lr2_ok
+	# 64 of the flood's QPs and the real one learned; the rest counted, nothing else refused
+	[ "$(lr2_ctr b depot_new_qp)" -eq 65 ]
+	[ "$(lr2_ctr b qp_host_limit)" -ge $((3000 - 64)) ]
+	[ "$(lr2_ctr b qp_table_full)" -eq 0 ]
+	[ "$(lr2_ctr b depot_in_order)" -gt 0 ]
+	lr2_agents_down
+}
+
 # forge_reports OUT KEYFILE: once the transfer runs, its QPNs and the newest
 # data PSN from gwa's WAN interface, then FORGED_EACH reports naming the 16
 # PSNs before that one missing (inside what the NIC sent: without a key such a

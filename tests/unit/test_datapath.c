@@ -1755,6 +1755,127 @@ static int set_config_key(uint32_t flags, const uint8_t key[LH_SIPHASH_KEY_LEN])
 	return bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0);
 }
 
+/* lh_config with the QP limits of --host-qps and --hostpair-qps */
+static int set_limits(uint32_t host_qps, uint32_t hostpair_qps)
+{
+	struct lh_config cfg = { .dc_ifindex = (uint32_t)dc_ifindex,
+				 .flags = LH_CFG_DEPOT | LH_CFG_SENTRY,
+				 .host_qps = host_qps,
+				 .hostpair_qps = hostpair_qps };
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(lh_harness_map_fd(h, "lh_config"), &zero, &cfg, 0);
+}
+
+/* A new QP of flow fl with destination QPN dqpn from prog: whether it was learned */
+static bool learned(const struct dp_flow *fl, const char *prog, uint32_t dqpn)
+{
+	uint8_t in[9216];
+	struct lh_qp_key k;
+	struct lh_qp qp;
+	struct run r;
+	size_t len;
+
+	dp_data_qpn = dqpn;
+	len = dp_data_frame(fl, 7000, in);
+	dp_data_qpn = 0;
+	xdp(prog, in, len, &r);
+	dp_qp_key(fl, &k);
+	k.dqpn = dqpn;
+	return r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+	       !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, &qp);
+}
+
+/* The agent forgets QP (fl, dqpn) of role: deleted, its counts given back (lh_dc_cmd) */
+static void forget(const struct dp_flow *fl, uint32_t dqpn, uint32_t role)
+{
+	struct {
+		uint8_t eth[14];
+		struct lh_cmd c;
+	} __attribute__((packed)) cmd = { .eth = { [12] = 0x08 }, .c.op = LH_CMD_QP_FORGOTTEN,
+					  .c.role = role };
+	static struct lh_ring ring, empty;
+	struct lh_qp_key k;
+	struct lh_qp qp;
+	struct run r;
+	uint32_t i;
+
+	dp_qp_key(fl, &k);
+	k.dqpn = dqpn;
+	/* as the agent's forget_qp(): its ring and pool slots back to the free lists */
+	if (!bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, &qp) && qp.ring != LH_NO_SLOT &&
+	    !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_ring"), &qp.ring, &ring)) {
+		for (i = 0; i < LH_RING_SIZE; i++)
+			if (LH_TAG_STATE(ring.ent[i].tag) != LH_SLOT_FREE)
+				bpf_map_update_elem(lh_harness_map_fd(h, "lh_pool_free"), NULL,
+						    &ring.ent[i].slot, BPF_ANY);
+		bpf_map_update_elem(lh_harness_map_fd(h, "lh_ring"), &qp.ring, &empty, BPF_ANY);
+		bpf_map_update_elem(lh_harness_map_fd(h, "lh_ring_free"), NULL, &qp.ring, BPF_ANY);
+	}
+	bpf_map_delete_elem(lh_harness_map_fd(h, "lh_qp"), &k);
+	memcpy(cmd.c.hk.saddr, k.saddr, 16);
+	memcpy(cmd.c.hk.daddr, k.daddr, 16);
+	tc("lh_dc_cmd", (const uint8_t *)&cmd, sizeof(cmd), &r);
+}
+
+/*
+ * --host-qps and --hostpair-qps: a far host (a source that spoofs peers'
+ * addresses, say) cannot take more QPs than its share; past it a new QP
+ * passes unchanged, counted, not learned; a forgotten QP gives its place
+ * back. The Depot's far host is the data's source, the Sentry's its
+ * destination.
+ */
+static void qp_limits(void)
+{
+	struct dp_flow x = f4, y = f4, xb = f4;
+	int64_t c0;
+	bool ok;
+
+	x.b.v4.s_addr = htonl(0x0a000b01); /* responder behind this gateway */
+	x.a.v4.s_addr = htonl(0x0a000c01); /* far host X (requester over the WAN) */
+	y = x;
+	y.a.v4.s_addr = htonl(0x0a000c02); /* far host Y */
+	xb = x;
+	xb.b.v4.s_addr = htonl(0x0a000b02); /* X to another responder */
+
+	tap_ok(!set_limits(2, 0), "limits: --host-qps 2");
+	ok = learned(&x, "lh_wan_xdp", 0x601) && learned(&xb, "lh_wan_xdp", 0x602);
+	c0 = ctr("qp_host_limit");
+	tap_ok(ok && !learned(&x, "lh_wan_xdp", 0x603) && ctr("qp_host_limit") == c0 + 1,
+	       "limits: far host X has 2 Depot QPs; a third passes unchanged, not learned, counted");
+	tap_ok(learned(&y, "lh_wan_xdp", 0x604), "limits: far host Y's first is learned");
+	forget(&x, 0x601, LH_QPF_DEPOT);
+	tap_ok(learned(&x, "lh_wan_xdp", 0x603),
+	       "limits: once the agent forgets one of X's QPs, X's next is learned");
+	forget(&x, 0x603, LH_QPF_DEPOT);
+	forget(&xb, 0x602, LH_QPF_DEPOT);
+	forget(&y, 0x604, LH_QPF_DEPOT);
+
+	tap_ok(!set_limits(0, 1), "limits: --hostpair-qps 1");
+	ok = learned(&x, "lh_wan_xdp", 0x611);
+	c0 = ctr("qp_hostpair_limit");
+	tap_ok(ok && !learned(&x, "lh_wan_xdp", 0x612) && ctr("qp_hostpair_limit") == c0 + 1,
+	       "limits: the pair X, A has 1 QP; a second passes unchanged, not learned, counted");
+	tap_ok(learned(&xb, "lh_wan_xdp", 0x613), "limits: the pair X, B is another pair: learned");
+	forget(&x, 0x611, LH_QPF_DEPOT);
+	forget(&xb, 0x613, LH_QPF_DEPOT);
+
+	/* the Sentry: data from the DC toward far host X (now the responder) */
+	tap_ok(!set_limits(1, 0), "limits: --host-qps 1");
+	x.b.v4.s_addr = htonl(0x0a000c01);
+	x.a.v4.s_addr = htonl(0x0a000b01);
+	xb = x;
+	xb.a.v4.s_addr = htonl(0x0a000b02);
+	ok = learned(&x, "lh_dc_xdp", 0x621);
+	c0 = ctr("qp_host_limit");
+	tap_ok(ok && !learned(&xb, "lh_dc_xdp", 0x622) && ctr("qp_host_limit") == c0 + 1,
+	       "limits: Sentry QPs toward far host X: the second passes, not learned, counted");
+	forget(&x, 0x621, LH_QPF_SENTRY);
+	tap_ok(learned(&xb, "lh_dc_xdp", 0x622), "limits: X's place given back: learned (Sentry)");
+	forget(&xb, 0x622, LH_QPF_SENTRY);
+	set_config(0);
+}
+
 /*
  * A report key (--report-key-file, LH_CFG_REPORT_MAC): the Sentry takes in
  * only a report whose tag the key gives over its addresses and its bytes;
@@ -1877,6 +1998,7 @@ int main(void)
 	depot_wide_unpaired();
 	report_mac(&f4, "IPv4");
 	report_mac(&f6, "IPv6");
+	qp_limits();
 	sentry();
 	sentry_gb0_echo();
 	sentry_echo_every();

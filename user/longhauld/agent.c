@@ -724,6 +724,29 @@ static void prune_hostpairs(struct agent *ag)
 	}
 }
 
+/*
+ * With --host-qps or --hostpair-qps: the counts a forgotten QP held, given
+ * back in BPF (lh_dc_cmd), where the programs take them atomically
+ */
+static void put_qp_counts(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
+{
+	struct {
+		uint8_t eth[14];
+		struct lh_cmd c;
+	} __attribute__((packed)) buf = { .eth = { [12] = 0x08 }, .c.op = LH_CMD_QP_FORGOTTEN };
+	struct __sk_buff skb = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &buf, .data_size_in = sizeof(buf),
+		    .ctx_in = &skb, .ctx_size_in = sizeof(skb));
+
+	if (!ag->cfg->host_qps && !ag->cfg->hostpair_qps)
+		return;
+	buf.c.role = qp->flags & (LH_QPF_DEPOT | LH_QPF_SENTRY);
+	memcpy(buf.c.hk.saddr, k->saddr, 16);
+	memcpy(buf.c.hk.daddr, k->daddr, 16);
+	if (bpf_prog_test_run_opts(ag->dp->cmd_fd, &o))
+		ag->st.cmd_errors++;
+}
+
 static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
 {
 	struct lh_qp_key ack, dk;
@@ -747,7 +770,8 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 	if (!bpf_map_lookup_elem(ag->ack_fd, &ack, &dk) && !memcmp(&dk, k, sizeof(dk)))
 		bpf_map_delete_elem(ag->ack_fd, &ack);
 	bpf_map_delete_elem(ag->pair_fd, k);
-	bpf_map_delete_elem(ag->qp_fd, k);
+	if (!bpf_map_delete_elem(ag->qp_fd, k))
+		put_qp_counts(ag, k, qp);
 	/* its pair of hosts' list, if it is there, loses it on the next prune */
 	ag->st.qps_forgotten++;
 }
@@ -1245,6 +1269,9 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten,
 		(unsigned long long)ag.st.qps_stale,
 		(unsigned long long)ag.st.dc_probes, (unsigned long long)ag.st.hostpair_pruned);
+	if (ag.st.cmd_errors)
+		pr_warn("agent: %llu commands to the data path failed (QP counts of --host-qps not given back)\n",
+			(unsigned long long)ag.st.cmd_errors);
 	if (cfg->sentry)
 		pr_info("agent: Sentry round trips (RTO: srtt + 4 rttvar, at most 2 srtt): largest %u us, last %u us "
 			"(--wan-rtt %u us)\n",

@@ -15,6 +15,7 @@
 struct lhd_agent_stats {
 	uint64_t events;
 	uint64_t hostpair_pruned; /* QPs gone or paired, taken out of the pairing lists */
+	uint64_t cmd_errors; /* lh_dc_cmd runs that failed (a count not given back) */
 	uint64_t nack_retries; /* Depot-NACKs re-sent by the timer */
 	uint64_t reports; /* Depot reports sent */
 	uint64_t sack_reports; /* ... of them periodic T/C-SACK reports */

@@ -49,6 +49,8 @@ enum {
 	OPT_RSVP_NEIGHBOR,
 	OPT_PEER,
 	OPT_REPORT_KEY_FILE,
+	OPT_HOST_QPS,
+	OPT_HOSTPAIR_QPS,
 	OPT_CREDIT_BUFFER,
 	OPT_CREDIT_QUANTUM,
 	OPT_HEARTBEAT,
@@ -86,6 +88,8 @@ static const struct option long_opts[] = {
 	{ "rsvp-neighbor", required_argument, NULL, OPT_RSVP_NEIGHBOR },
 	{ "peer", required_argument, NULL, OPT_PEER },
 	{ "report-key-file", required_argument, NULL, OPT_REPORT_KEY_FILE },
+	{ "host-qps", required_argument, NULL, OPT_HOST_QPS },
+	{ "hostpair-qps", required_argument, NULL, OPT_HOSTPAIR_QPS },
 	{ "credit-buffer", required_argument, NULL, OPT_CREDIT_BUFFER },
 	{ "credit-quantum", required_argument, NULL, OPT_CREDIT_QUANTUM },
 	{ "heartbeat", required_argument, NULL, OPT_HEARTBEAT },
@@ -127,6 +131,10 @@ void lhd_usage(FILE *f)
 		"  --max-hostpairs N   pairs of hosts with connections being paired at once\n"
 		"                      (16 KiB each, default 256)\n"
 		"  --rings N           connections that can hold packets at once (default max-qps)\n"
+		"  --host-qps N        connections learned at most with one far host; past it a\n"
+		"                      new one passes unchanged, counted (qp_host_limit); 0 none\n"
+		"                      (the default)\n"
+		"  --hostpair-qps N    the same for one pair of hosts (qp_hostpair_limit)\n"
 		"  --nack-timeout TIME re-send a Depot-NACK for a gap still open after TIME\n"
 		"                      (default 1.5 x wan-rtt + 1ms)\n"
 		"  --sentry-watchdog TIME  a Sentry recovery that has not moved the receiver's\n"
@@ -437,6 +445,14 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		if (parse_u32(arg, 1, 1 << 20, &c->rings))
 			goto bad;
 		return 0;
+	case OPT_HOST_QPS:
+		if (parse_u32(arg, 0, 1 << 20, &c->host_qps))
+			goto bad;
+		return 0;
+	case OPT_HOSTPAIR_QPS:
+		if (parse_u32(arg, 0, 1 << 20, &c->hostpair_qps))
+			goto bad;
+		return 0;
 	case OPT_POOL_SLOTS:
 		if (parse_u32(arg, 1, 1 << 22, &c->pool_slots))
 			goto bad;
@@ -690,6 +706,10 @@ static int derive(struct lhd_config *c)
 	}
 	if (!c->rings || c->rings > c->max_qps)
 		c->rings = c->max_qps;
+	if ((c->host_qps || c->hostpair_qps) && c->mode != MODE_LR2) {
+		pr_warn("--host-qps and --hostpair-qps are for lr2 mode\n");
+		return -EINVAL;
+	}
 	if (c->report_key_set && c->mode != MODE_LR2) {
 		pr_warn("--report-key-file is for lr2 mode (the Depot's reports)\n");
 		return -EINVAL;

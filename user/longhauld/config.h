@@ -74,6 +74,8 @@ struct lhd_config {
 	uint32_t max_qps; /* lh_qp, lh_ack, lh_pair entries */
 	uint32_t max_hostpairs; /* lh_hostpair entries */
 	uint32_t rings; /* Depot QPs that can hold packets at once */
+	uint32_t host_qps; /* QPs learned at most with one far host, 0 none */
+	uint32_t hostpair_qps; /* ... between one pair of hosts, 0 none */
 	uint32_t pool_slots; /* packets the reorder + backup pools hold */
 	/* timing, from the configured RTTs unless given */
 	uint32_t wan_rtt_us;

@@ -52,6 +52,8 @@ static int size_maps(struct bpf_object *obj, const struct lhd_config *cfg)
 			size = cfg->max_qps;
 		else if (!strcmp(n, "lh_hostpair"))
 			size = cfg->max_hostpairs;
+		else if (!strcmp(n, "lh_qp_count"))
+			size = 2 * cfg->max_qps;
 		else if (!strcmp(n, "lh_pair_psn"))
 			size = cfg->max_qps * 16 < 8192 ? 8192 : cfg->max_qps * 16;
 		else if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
@@ -480,6 +482,8 @@ static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cf
 		.watchdog_ms = cfg->sentry_watchdog_ms,
 		.sack_count = cfg->sack_count,
 		.agentless_ms = agentless_ms(cfg),
+		.host_qps = cfg->host_qps,
+		.hostpair_qps = cfg->hostpair_qps,
 	};
 	uint32_t zero = 0;
 

@@ -405,3 +405,88 @@ print(m.hex())' "$@"
 	jq_assert "$ca" '.refused.checksum == 1 and .refused.len_overrun == 1 and .refused.version == 1 and .refused.trunc_hdr == 1'
 	jq_assert "$ca" '.refused.obj_len_min == 1 and .refused.unknown_class == 1 and .rx_refused == 6'
 }
+
+# rsvp_forge HEX MODE: the signed message HEX (INTEGRITY first, as longhauld writes it) made
+# into a forgery of rt1's: other-secret (our key id, a higher sequence number, signed with
+# another secret), other-id (key id 0x2b, signed with the right secret), unsigned (INTEGRITY
+# taken out); the checksum right in each. Python's hmac, not longhaul's code, signs.
+rsvp_forge() {
+	python3 - "$1" "$2" "$CR_KEY_HEX" <<'PY'
+import hmac, struct, sys
+m, mode, secret = bytearray.fromhex(sys.argv[1]), sys.argv[2], bytes.fromhex(sys.argv[3])
+assert m[10] == 4 and m[11] == 1, "INTEGRITY is not the first object"
+def csum(m):
+    m[2:4] = b"\0\0"
+    s = sum(struct.unpack("!%dH" % (len(m) // 2), m))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    struct.pack_into("!H", m, 2, (~s) & 0xffff)
+def sign(m, key):
+    m[2:4] = b"\0\0"
+    m[28:44] = bytes(16)
+    m[28:44] = hmac.new(key, bytes(m), "md5").digest()
+if mode == "other-secret":
+    struct.pack_into("!Q", m, 20, struct.unpack_from("!Q", m, 20)[0] + 10**12)
+    sign(m, bytes(reversed(secret)))
+elif mode == "other-id":
+    m[14:20] = (0x2b).to_bytes(6, "big")
+    struct.pack_into("!Q", m, 20, struct.unpack_from("!Q", m, 20)[0] + 10**12)
+    sign(m, secret)
+elif mode == "unsigned":
+    del m[8:44]
+    struct.pack_into("!H", m, 6, len(m))
+csum(m)
+print(m.hex())
+PY
+}
+
+@test "credit: RSVP signed (--rsvp-key-file, RFC 2747): transfers verified; other keys, a replay, unsigned refused" {
+	CR_KEY_HEX=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+	key=$BATS_TEST_TMPDIR/rsvp.key
+	printf '# RSVP key of the test hops\n0x2a %s\n' "$CR_KEY_HEX" >"$key"
+	chmod 600 "$key"
+	# a copy (raw socket) of the first RSVP message gwa gets from rt1, IP header off
+	lh_bg "$LH_PREFIX-gwa" "$BATS_TEST_TMPDIR/captured" timeout 60 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, 46)
+while True:
+    p, a = s.recvfrom(65535)
+    if a[0] == sys.argv[1]:
+        print(p[(p[0] & 0x0f) * 4:].hex(), flush=True)
+        break
+' 10.0.1.2 >"$BATS_TEST_TMPDIR/capture.pid"
+	cr_agents_up --rsvp-key-file "$key"
+	cr_xfer --qps 1 -n 20
+	lr2_show
+	lr2_ok
+	wait "$(cat "$BATS_TEST_TMPDIR/capture.pid")" || true
+	msg=$(cat "$BATS_TEST_TMPDIR/captured")
+	echo "rt1 -> gwa: $msg"
+	# what rt1 sent was signed: INTEGRITY (class 4, C-Type 1, 36 bytes) first, key id 0x2a
+	[ "${msg:16:8}" = 00240401 ]
+	[ "${msg:28:12}" = 00000000002a ]
+	# from rt1 (a neighbour, one hop away): its message again, and three forgeries
+	rsvp_send rt1 255 "$msg"
+	rsvp_send rt1 255 "$(rsvp_forge "$msg" other-secret)"
+	rsvp_send rt1 255 "$(rsvp_forge "$msg" other-id)"
+	rsvp_send rt1 255 "$(rsvp_forge "$msg" unsigned)"
+	sleep 0.3
+	# none of them moved anything: another transfer under credit, verified
+	cr_xfer --qps 1 -n 20
+	lr2_show
+	lr2_ok
+	jq_assert "$(cr_stats gwa)" '.forwarded > 100'
+	cr_agents_down
+	ca=$(cr_counters gwa)
+	echo "gwa $ca"
+	jq_assert "$ca" '.refused.integrity_replay == 1 and .refused.integrity_digest == 1'
+	jq_assert "$ca" '.refused.integrity_key == 1 and .refused.integrity_missing == 1'
+	jq_assert "$ca" '.rx_refused == 4 and .rx_verified > 10 and .tx_signed == .tx_msgs'
+	# every hop signed all it sent and verified what it got, refusing nothing of the others'
+	for n in rt1 rt2 gwb; do
+		c=$(cr_counters "$n")
+		echo "$n $c"
+		jq_assert "$c" '.tx_signed > 0 and .tx_signed == .tx_msgs and .rx_verified > 0'
+		jq_assert "$c" '.rx_refused == 0'
+	done
+}

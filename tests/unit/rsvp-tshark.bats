@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # RSVP credit-based flow control messages (user/lib/rsvp.c, docs/rsvp.md)
 # through tshark. `test_rsvp --pcap` encodes one message of each type over
-# IPv4 and IPv6, messages with unknown objects, and five the decoder refuses,
-# and prints its decoder's verdict per frame. Two readers check them:
+# IPv4 and IPv6, messages with unknown objects, five the decoder refuses and
+# two signed with RFC 2747's INTEGRITY object, and prints its decoder's
+# verdict per frame. Two readers check them (and Python's hmac module the
+# signed frames' digests):
 #  - Wireshark's own RSVP dissector (an oracle nobody here wrote): version,
 #    type, length, checksum, and every RFC 2205 / RFC 2961 object it knows;
 #  - user/wireshark/longhaul-rsvp.lua: the draft's types by name, the Credit
@@ -44,7 +46,9 @@ FIELDS=(frame.number ip.proto ipv6.nxt ip.ttl rsvp.version rsvp.msg rsvp.message
 	longhaul.rsvp.credit.enterprise longhaul.rsvp.credit.unit longhaul.rsvp.credit.flags
 	longhaul.rsvp.credit.init longhaul.rsvp.credit.heartbeat longhaul.rsvp.credit.probe
 	longhaul.rsvp.credit.accepted longhaul.rsvp.credit.value longhaul.rsvp.credit.limit longhaul.rsvp.credit.bytes longhaul.rsvp.qp.dqpn
-	longhaul.rsvp.ignored longhaul.rsvp.forwarded longhaul.rsvp.malformed _ws.col.Info
+	longhaul.rsvp.ignored longhaul.rsvp.forwarded longhaul.rsvp.malformed rsvp.integrity.flags
+	rsvp.integrity.key_identifier rsvp.integrity.sequence_number rsvp.integrity.hash
+	longhaul.rsvp.integrity.key_id longhaul.rsvp.integrity.seq _ws.col.Info
 	_ws.expert.message _ws.malformed _ws.lua.error)
 
 # tshark_lua ARGS...: tshark with the dissector; a Lua error on stderr fails the call
@@ -93,10 +97,10 @@ reason() {
 	fi
 }
 
-@test "the decoder's own verdicts on the capture: 15 valid messages, 5 refused for their reason" {
+@test "the decoder's own verdicts on the capture: 17 valid messages, 5 refused for their reason" {
 	run cat "$BATS_FILE_TMPDIR/verdicts"
-	[ "${#lines[@]}" -eq 20 ]
-	[ "$(awk '$3 == "ok"' <<<"$output" | wc -l)" -eq 15 ]
+	[ "${#lines[@]}" -eq 22 ]
+	[ "$(awk '$3 == "ok"' <<<"$output" | wc -l)" -eq 17 ]
 	[ "$(awk '$1 >= 14 && $1 <= 18 { printf "%s ", $3 }' <<<"$output")" = \
 		"checksum unknown_class missing not_allowed obj_value " ]
 }
@@ -118,8 +122,8 @@ reason() {
 
 @test "Wireshark's RSVP dissector finds every checksum correct but the one spoiled on purpose" {
 	run bash -c "timeout 60 tshark -V -r '$CAP' 2>/dev/null | grep 'Message Checksum:'"
-	[ "${#lines[@]}" -eq 20 ]
-	[ "$(grep -c '\[correct\]' <<<"$output")" -eq 19 ]
+	[ "${#lines[@]}" -eq 22 ]
+	[ "$(grep -c '\[correct\]' <<<"$output")" -eq 21 ]
 	[ "$(grep -n 'incorrect' <<<"$output" | cut -d: -f1)" = 14 ]
 }
 
@@ -191,7 +195,7 @@ reason() {
 
 @test "longhaul-rsvp.lua refuses each malformed message for the reason the C decoder gives" {
 	local n c_reason
-	for n in $(seq 1 20); do
+	for n in $(seq 1 22); do
 		c_reason=$(awk -v n="$n" '$1 == n { print $3 }' "$BATS_FILE_TMPDIR/verdicts")
 		[ "$(reason "$n")" = "$c_reason" ] ||
 			{ echo "frame $n: lua '$(reason "$n")', C '$c_reason'"; return 1; }
@@ -202,7 +206,7 @@ reason() {
 
 @test "no Lua error; malformed (expert group) exactly on the refused frames; with longhaul.lua too" {
 	local n
-	for n in $(seq 1 20); do
+	for n in $(seq 1 22); do
 		[ -z "$(fx "$n" _ws.lua.error)" ] || { echo "frame $n: Lua error"; return 1; }
 		if [ "$n" -le 13 ] || [ "$n" -ge 19 ]; then
 			[ -z "$(fx "$n" _ws.malformed)" ] || { echo "frame $n malformed"; return 1; }
@@ -213,5 +217,50 @@ reason() {
 	run tshark_lua -X lua_script:"$LH_ROOT/user/wireshark/longhaul.lua" -r "$CAP" -Y longhaul_rsvp \
 		-T fields -e frame.number
 	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -eq 20 ]
+	[ "${#lines[@]}" -eq 22 ]
+}
+
+@test "Wireshark's RSVP dissector reads the INTEGRITY object (RFC 2747) first in the signed frames" {
+	# key id 0x123456789abc, sequence numbers 0x0123456789abcdef and the next, no Handshake flag
+	run fx 21 rsvp.integrity.flags rsvp.integrity.key_identifier rsvp.integrity.sequence_number
+	[ "$output" = "0x00|123456789abc|81985529216486895" ]
+	run fx 22 rsvp.integrity.key_identifier rsvp.integrity.sequence_number rsvp.message_length
+	[ "$output" = "123456789abc|81985529216486896|128" ]
+	# class 4 right after the common header, the message's objects after it as unsigned
+	[ "$(fx 21 rsvp.object)" = "4,23,1,125,3,5,11" ]
+	[ "$(fx 22 rsvp.object)" = "4,23,1,125,3,10,124" ]
+	run fx 22 longhaul.rsvp.integrity.key_id longhaul.rsvp.integrity.seq longhaul.rsvp.credit.value
+	[ "$output" = "0x0000123456789abc|81985529216486896|65536" ]
+	[ "$(reason 21)|$(reason 22)" = "ok|ok" ]
+	# frames without INTEGRITY have none
+	[ -z "$(fx 1 rsvp.integrity.key_identifier)" ]
+}
+
+@test "Python's hmac module computes each signed frame's digest as Wireshark shows it" {
+	local n want got
+	for n in 21 22; do
+		want=$(fx "$n" rsvp.integrity.hash)
+		# HMAC-MD5 (key 00 11 .. ff) over the RSVP message with checksum and digest zero
+		got=$(python3 - "$CAP" "$n" <<'PY'
+import hmac, struct, sys
+data = open(sys.argv[1], "rb").read()
+off, frame = 24, 0
+while off < len(data):
+    incl = struct.unpack_from("<I", data, off + 8)[0]
+    pkt = data[off + 16:off + 16 + incl]
+    off += 16 + incl
+    frame += 1
+    if frame == int(sys.argv[2]):
+        break
+msg = bytearray(pkt[(pkt[0] & 0x0f) * 4:])
+msg[2:4] = b"\0\0"
+msg[28:44] = bytes(16)  # INTEGRITY at 8: header 4, flags, reserved, key id 6, sequence 8
+key = bytes.fromhex("00112233445566778899aabbccddeeff")
+print(hmac.new(key, bytes(msg), "md5").hexdigest())
+PY
+)
+		echo "frame $n: wireshark $want, python $got"
+		[ -n "$want" ]
+		[ "$got" = "$want" ]
+	done
 }

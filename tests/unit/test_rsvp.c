@@ -5,6 +5,9 @@
  * malformed message is refused, RFC 2205's three rules for unknown classes,
  * and a fuzz loop (random bytes, mutations of valid messages) that must
  * never crash and whose accepted messages must re-encode to themselves.
+ * RFC 2747's INTEGRITY: signed round trips, the digest against one computed
+ * apart, every byte of a signed message flipped, wrong keys, replays, a
+ * missing object, malformed objects, and mutations that must never verify.
  *
  *   test_rsvp                 the TAP tests
  *   test_rsvp --pcap FILE     write one message of each kind, in IPv4/IPv6
@@ -18,8 +21,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "md5.h"
 #include "pcap.h"
 #include "rsvp.h"
+#include "rsvp_key.h"
 #include "tap.h"
 
 #define BUF_LEN 1024
@@ -180,6 +185,11 @@ static bool same_msg(const struct rsvp_msg *a, const struct rsvp_msg *b)
 	if ((o & RSVP_OBJ_ERROR_SPEC) &&
 	    (memcmp(a->error.node.b, b->error.node.b, al) || a->error.flags != b->error.flags ||
 	     a->error.code != b->error.code || a->error.value != b->error.value))
+		return false;
+	if ((o & RSVP_OBJ_INTEGRITY) &&
+	    (a->integrity.flags != b->integrity.flags ||
+	     a->integrity.key_id != b->integrity.key_id || a->integrity.seq != b->integrity.seq ||
+	     memcmp(a->integrity.digest, b->integrity.digest, MD5_DIGEST_LEN)))
 		return false;
 	return true;
 }
@@ -676,6 +686,307 @@ static void test_fuzz(int rounds)
 			tap_diag("  %-14s %u", rsvp_err_name((enum rsvp_err)e), hist[e]);
 }
 
+/* ---------------------------------------------------------------- INTEGRITY */
+
+/* The sample key: id 0x123456789abc (48 bits), 16 bytes 00 11 .. ff */
+#define SAMPLE_KEY_ID 0x123456789abcull
+#define SAMPLE_SEQ 0x0123456789abcdefull
+
+static const uint8_t sample_secret[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+					  0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+
+static void sample_key(struct rsvp_key *k, uint64_t id, uint8_t first_byte)
+{
+	uint8_t s[sizeof(sample_secret)];
+
+	memcpy(s, sample_secret, sizeof(s));
+	s[0] = first_byte;
+	if (rsvp_key_init(k, id, s, sizeof(s)))
+		abort();
+}
+
+/* m encoded with an INTEGRITY object and signed with k at seq; the length */
+static size_t encode_signed(struct rsvp_msg *m, uint8_t *buf, const struct rsvp_key *k,
+			    uint64_t seq)
+{
+	ssize_t n;
+
+	m->objs |= RSVP_OBJ_INTEGRITY;
+	n = rsvp_encode(m, buf, BUF_LEN);
+	if (n <= 0 || rsvp_sign(buf, (size_t)n, k, seq))
+		abort();
+	return (size_t)n;
+}
+
+/* decode, then verify: the first reason a message is refused */
+static enum rsvp_err check_signed(const uint8_t *buf, size_t len, const struct rsvp_key *k,
+				  struct rsvp_msg *d)
+{
+	enum rsvp_err e = rsvp_decode(buf, len, d, RSVP_DECODE_REQUIRE_CSUM);
+
+	return e ? e : rsvp_verify(buf, len, d, k);
+}
+
+static void test_integrity_round_trips(void)
+{
+	uint8_t buf[BUF_LEN], again[BUF_LEN], copy[BUF_LEN], want[MD5_DIGEST_LEN];
+	struct rsvp_msg m, d;
+	struct rsvp_key k;
+	bool all = true;
+	size_t n;
+
+	sample_key(&k, SAMPLE_KEY_ID, 0x00);
+	for (int f = 0; f < 2; f++)
+		for (size_t t = 0; t < sizeof(all_types); t++)
+			for (int v = 0; v < variants(all_types[t]); v++) {
+				enum rsvp_err e;
+				ssize_t n2;
+
+				sample(&m, all_types[t], f ? AF_INET6 : AF_INET, v);
+				n = encode_signed(&m, buf, &k, SAMPLE_SEQ + t);
+				e = check_signed(buf, n, &k, &d);
+				n2 = e ? -1 : rsvp_encode(&d, again, sizeof(again));
+				if (e || !(d.objs & RSVP_OBJ_INTEGRITY) ||
+				    d.integrity.seq != SAMPLE_SEQ + t || n2 != (ssize_t)n ||
+				    memcmp(buf, again, n)) {
+					tap_diag("%s %s%s: %s", rsvp_msg_name(all_types[t]),
+						 f ? "IPv6" : "IPv4", variant_name(all_types[t], v),
+						 rsvp_err_name(e));
+					all = false;
+				}
+			}
+	tap_ok(all, "every message type, IPv4 and IPv6, signed: decodes, verifies, re-encodes to "
+		    "itself");
+
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
+	n = encode_signed(&m, buf, &k, SAMPLE_SEQ);
+	/* RFC 2747 section 2.1's layout, right after the common header */
+	tap_ok(n == 92 + RSVP_INTEGRITY_LEN &&
+		       !memcmp(buf + 8, "\x00\x24\x04\x01\x00\x00\x12\x34\x56\x78\x9a\xbc", 12) &&
+		       !memcmp(buf + 20, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8) &&
+		       buf[44] == 0x00 && buf[45] == 0x0c /* MESSAGE_ID follows */,
+	       "INTEGRITY first: length 36, class 4, C-Type 1, flags 0, key id 0x123456789abc, "
+	       "sequence 0x0123456789abcdef (%zu bytes)",
+	       n);
+	/* the digest, computed apart: HMAC-MD5 of the message with checksum and digest zero */
+	memcpy(copy, buf, n);
+	memset(copy + 2, 0, 2);
+	memset(copy + 28, 0, MD5_DIGEST_LEN);
+	hmac_md5(sample_secret, sizeof(sample_secret), copy, n, want);
+	tap_ok(!memcmp(buf + 28, want, MD5_DIGEST_LEN),
+	       "the digest is HMAC-MD5 over the whole message, checksum and digest zero");
+	tap_ok(lh_inet_csum(buf, n, 0) == 0, "the checksum, computed after the digest, is right");
+
+	/* INTEGRITY elsewhere than first (another sender's order): found and verified */
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
+	n = (size_t)rsvp_encode(&m, buf, sizeof(buf));
+	tap_ok(rsvp_sign(buf, n, &k, 1) == -EINVAL,
+	       "rsvp_sign: a message without INTEGRITY, -EINVAL");
+	n = add_obj(buf, n, RSVP_CLASS_INTEGRITY, 1, RSVP_INTEGRITY_LEN - 4);
+	{
+		bool ok = !rsvp_sign(buf, n, &k, 5) && check_signed(buf, n, &k, &d) == RSVP_E_OK;
+
+		tap_ok(ok && d.integrity.digest_off == n - MD5_DIGEST_LEN && d.integrity.seq == 5,
+		       "INTEGRITY as the last object: signed, decoded (digest at %zu of %zu), "
+		       "verified",
+		       d.integrity.digest_off, n);
+	}
+
+	sample(&m, RSVP_MSG_CB_END, AF_INET, 0);
+	m.objs |= RSVP_OBJ_INTEGRITY;
+	m.integrity.key_id = RSVP_KEY_ID_MAX + 1;
+	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL,
+	       "encode: Key Identifier beyond 48 bits");
+	tap_ok(rsvp_key_init(&k, RSVP_KEY_ID_MAX + 1, sample_secret, 16) == -EINVAL,
+	       "rsvp_key_init: Key Identifier beyond 48 bits");
+}
+
+static void test_integrity_refusals(void)
+{
+	uint8_t buf[BUF_LEN], b[BUF_LEN];
+	unsigned int digest = 0, decoder = 0, keyid = 0, accepted = 0;
+	struct rsvp_key k, other_id, other_secret;
+	union lh_ip_addr from = {.b = {192, 168, 7, 1}};
+	struct rsvp_replay replay = {0};
+	struct rsvp_msg m, d;
+	enum rsvp_err e;
+	size_t n, off;
+
+	sample_key(&k, SAMPLE_KEY_ID, 0x00);
+	sample_key(&other_id, SAMPLE_KEY_ID + 1, 0x00);
+	sample_key(&other_secret, SAMPLE_KEY_ID, 0x01);
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 2);
+	n = encode_signed(&m, buf, &k, SAMPLE_SEQ);
+
+	/* every byte flipped, the checksum then fixed as a forger would (but for the checksum's
+	 * own) */
+	for (off = 0; off < n; off++) {
+		memcpy(b, buf, n);
+		b[off] ^= 0xff;
+		if (off != 2 && off != 3)
+			fix_csum(b, n);
+		e = check_signed(b, n, &k, &d);
+		if (e == RSVP_E_OK)
+			accepted++;
+		else if (e == RSVP_E_INTEGRITY_DIGEST)
+			digest++;
+		else if (e == RSVP_E_INTEGRITY_KEY)
+			keyid++;
+		else
+			decoder++;
+	}
+	tap_ok(accepted == 0 && keyid == 6 && digest + keyid + decoder == n && digest > n / 2,
+	       "each of the %zu bytes flipped: refused, %u as integrity_digest, %u as "
+	       "integrity_key "
+	       "(the Key Identifier's 6), %u by the decoder",
+	       n, digest, keyid, decoder);
+	/* the bytes the decoder does not look into are all the digest's to catch */
+	{
+		size_t c = find_obj(buf, n, RSVP_CLASS_CREDIT), i;
+		bool all = true;
+
+		for (i = c + 8; i < c + 32; i++) {
+			memcpy(b, buf, n);
+			b[i] ^= 0x01;
+			fix_csum(b, n);
+			all &= check_signed(b, n, &k, &d) == RSVP_E_INTEGRITY_DIGEST;
+		}
+		memcpy(b, buf, n);
+		b[9 + 4] ^= 0x01; /* the INTEGRITY reserved byte */
+		fix_csum(b, n);
+		all &= check_signed(b, n, &k, &d) == RSVP_E_INTEGRITY_DIGEST;
+		tap_ok(all, "a bit flipped in the Credit values or in INTEGRITY's reserved byte: "
+			    "integrity_digest");
+	}
+
+	e = check_signed(buf, n, &other_id, &d);
+	tap_ok(e == RSVP_E_INTEGRITY_KEY, "verified against another key id: %s", rsvp_err_name(e));
+	e = check_signed(buf, n, &other_secret, &d);
+	tap_ok(e == RSVP_E_INTEGRITY_DIGEST, "same key id, another secret: %s", rsvp_err_name(e));
+	memcpy(b, buf, n);
+	if (rsvp_sign(b, n, &other_secret, SAMPLE_SEQ + 1))
+		abort();
+	e = check_signed(b, n, &k, &d);
+	tap_ok(e == RSVP_E_INTEGRITY_DIGEST, "signed with another secret under our key id: %s",
+	       rsvp_err_name(e));
+
+	/* the same message twice: the digest is right both times, the sequence number is not */
+	e = check_signed(buf, n, &k, &d);
+	if (!e)
+		e = rsvp_replay_accept(&replay, &from, d.integrity.key_id, d.integrity.seq);
+	tap_ok(e == RSVP_E_OK, "first arrival: verified and accepted");
+	e = check_signed(buf, n, &k, &d);
+	if (!e)
+		e = rsvp_replay_accept(&replay, &from, d.integrity.key_id, d.integrity.seq);
+	tap_ok(e == RSVP_E_INTEGRITY_REPLAY, "the same message replayed: %s", rsvp_err_name(e));
+	memcpy(b, buf, n);
+	rsvp_sign(b, n, &k, SAMPLE_SEQ + 1);
+	e = check_signed(b, n, &k, &d);
+	if (!e)
+		e = rsvp_replay_accept(&replay, &from, d.integrity.key_id, d.integrity.seq);
+	tap_ok(e == RSVP_E_OK, "the next sequence number: accepted");
+
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 2);
+	n = (size_t)rsvp_encode(&m, buf, sizeof(buf));
+	e = check_signed(buf, n, &k, &d);
+	tap_ok(e == RSVP_E_INTEGRITY_MISSING, "no INTEGRITY while a key is configured: %s",
+	       rsvp_err_name(e));
+	e = rsvp_decode(buf, n, &d, RSVP_DECODE_REQUIRE_CSUM);
+	tap_ok(e == RSVP_E_OK, "... and the same message decodes where no key is (not verified)");
+}
+
+/* Malformed INTEGRITY objects: the decoder refuses them, key or none */
+static void test_integrity_malformed(void)
+{
+	uint8_t buf[BUF_LEN], b[BUF_LEN];
+	struct rsvp_msg m;
+	struct rsvp_key k;
+	size_t n, i;
+
+	sample_key(&k, SAMPLE_KEY_ID, 0x00);
+	sample(&m, RSVP_MSG_CB_END_ACK, AF_INET, 0);
+	n = encode_signed(&m, buf, &k, SAMPLE_SEQ);
+	expect(buf, n, RSVP_DECODE_REQUIRE_CSUM, RSVP_E_OK, "a signed End ACK");
+	/* 4 bytes short: the digest cut (object length 32, message 4 bytes shorter) */
+	memcpy(b, buf, 8 + 32);
+	memcpy(b + 40, buf + 44, n - 44);
+	b[9] = 32;
+	b[7] = (uint8_t)(n - 4);
+	fix_csum(b, n - 4);
+	expect(b, n - 4, 0, RSVP_E_OBJ_SIZE, "INTEGRITY of 32 bytes (digest truncated)");
+	/* 4 bytes more: a 20-byte digest */
+	memcpy(b, buf, 44);
+	memset(b + 44, 0, 4);
+	memcpy(b + 48, buf + 44, n - 44);
+	b[9] = 40;
+	b[7] = (uint8_t)(n + 4);
+	fix_csum(b, n + 4);
+	expect(b, n + 4, 0, RSVP_E_OBJ_SIZE,
+	       "INTEGRITY of 40 bytes (a digest other than HMAC-MD5's)");
+	/* only the header and part of it */
+	memcpy(b, buf, n);
+	b[9] = 12;
+	fix_csum(b, n);
+	expect(b, n, 0, RSVP_E_OBJ_SIZE, "INTEGRITY object length 12");
+	memcpy(b, buf, n);
+	b[9] = 0x28; /* 40: past the end of the message by nothing, but the next object's header */
+	b[8] = 0x01; /* 296 bytes: past the end */
+	fix_csum(b, n);
+	expect(b, n, 0, RSVP_E_OBJ_OVERRUN, "INTEGRITY object length 296, past the end");
+	memcpy(b, buf, n);
+	b[11] = 2;
+	fix_csum(b, n);
+	expect(b, n, 0, RSVP_E_UNKNOWN_CTYPE, "INTEGRITY C-Type 2");
+	memcpy(b, buf, n);
+	memcpy(b + n, buf + 8, RSVP_INTEGRITY_LEN);
+	b[7] = (uint8_t)(n + RSVP_INTEGRITY_LEN);
+	fix_csum(b, n + RSVP_INTEGRITY_LEN);
+	expect(b, n + RSVP_INTEGRITY_LEN, 0, RSVP_E_DUP_OBJECT, "INTEGRITY twice");
+	/* allowed in each type: every type was signed in the round trips; refused in none */
+	for (i = 0; i < sizeof(all_types); i++)
+		if (!(rsvp_allowed_objs(all_types[i]) & RSVP_OBJ_INTEGRITY))
+			break;
+	tap_ok(i == sizeof(all_types), "INTEGRITY allowed in every message type longhaul speaks");
+}
+
+/* Mutations of a signed message: whatever decodes must not verify unless unchanged */
+static void test_integrity_fuzz(int rounds)
+{
+	uint8_t buf[BUF_LEN], b[BUF_LEN];
+	unsigned int decoded = 0, bad = 0;
+	struct rsvp_msg m, d;
+	struct rsvp_key k;
+	size_t n;
+
+	sample_key(&k, SAMPLE_KEY_ID, 0x00);
+	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 2);
+	n = encode_signed(&m, buf, &k, SAMPLE_SEQ);
+	for (int i = 0; i < rounds; i++) {
+		int nmut = 1 + (int)(rnd() % 3);
+
+		memcpy(b, buf, n);
+		for (int j = 0; j < nmut; j++) {
+			size_t at = rnd() % n;
+
+			if (rnd() & 1)
+				b[at] ^= (uint8_t)(1u << (rnd() % 8));
+			else
+				b[at] = (uint8_t)rnd();
+		}
+		if (rnd() % 4)
+			fix_csum(b, n);
+		if (!memcmp(b, buf, n))
+			continue;
+		if (rsvp_decode(b, n, &d, RSVP_DECODE_REQUIRE_CSUM) != RSVP_E_OK)
+			continue;
+		decoded++;
+		bad += rsvp_verify(b, n, &d, &k) == RSVP_E_OK;
+	}
+	tap_ok(bad == 0,
+	       "fuzz: %d mutations of a signed Reserve, %u decoded, none verified (%u did)", rounds,
+	       decoded, bad);
+}
+
 /* ---------------------------------------------------------------- --pcap */
 
 /* The message in an IPv4 or IPv6 packet, protocol 46, TTL Send_TTL (RFC 2205) */
@@ -729,14 +1040,29 @@ static void emit(struct lh_pcap *p, const struct rsvp_msg *m, const uint8_t *msg
 	printf("%d %s %s\n", *frame, rsvp_msg_name(msg[1]) ?: "-", rsvp_err_name(e));
 }
 
+/* A signed frame: the verdict is the decoder's, then rsvp_verify()'s with key k */
+static void emit_signed(struct lh_pcap *p, const struct rsvp_msg *m, const uint8_t *msg, size_t len,
+			const struct rsvp_key *k, int *frame)
+{
+	uint8_t pkt[BUF_LEN + 40];
+	struct rsvp_msg d;
+
+	++*frame;
+	lh_pcap_write(p, pkt, ip_wrap(m, msg, len, pkt), (uint64_t)*frame * 1000000);
+	printf("%d %s %s\n", *frame, rsvp_msg_name(msg[1]) ?: "-",
+	       rsvp_err_name(check_signed(msg, len, k, &d)));
+}
+
 /*
  * Frames 1-5 IPv4: Path init, Reserve (initial), Reserve (credit return),
  * End, End ACK; 6-10 the same over IPv6; 11 PathErr; 12 a Reserve with an
  * unknown 11bbbbbb object (forwarded), 13 with a 10bbbbbb one (ignored);
  * refused: 14 bad checksum, 15 unknown 0bbbbbbb class, 16 no Credit, 17 a
  * Credit object in an End, 18 Credit unit 2^41; valid again: 19 a Path probe,
- * 20 the Reserve answering it (Credit with Accepted). Prints "FRAME TYPE
- * REASON" for each, the decoder's verdict.
+ * 20 the Reserve answering it (Credit with Accepted); signed with INTEGRITY
+ * (RFC 2747, key id 0x123456789abc, the 16 bytes 00 11 .. ff): 21 a Path init
+ * (sequence number 0x0123456789abcdef), 22 a Reserve (the next one). Prints
+ * "FRAME TYPE REASON" for each, the decoder's verdict (and rsvp_verify()'s).
  */
 static int write_pcap(const char *path)
 {
@@ -802,6 +1128,17 @@ static int write_pcap(const char *path)
 	emit(&p, &m, msg, (size_t)rsvp_encode(&m, msg, sizeof(msg)), &frame);
 	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 2);
 	emit(&p, &m, msg, (size_t)rsvp_encode(&m, msg, sizeof(msg)), &frame);
+	{
+		struct rsvp_key k;
+
+		sample_key(&k, SAMPLE_KEY_ID, 0x00);
+		sample(&m, RSVP_MSG_CB_PATH, AF_INET, 0);
+		len = encode_signed(&m, msg, &k, SAMPLE_SEQ);
+		emit_signed(&p, &m, msg, len, &k, &frame);
+		sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
+		len = encode_signed(&m, msg, &k, SAMPLE_SEQ + 1);
+		emit_signed(&p, &m, msg, len, &k, &frame);
+	}
 	lh_pcap_close(&p);
 	return 0;
 }
@@ -824,5 +1161,9 @@ int main(int argc, char **argv)
 	test_malformed();
 	test_unknown_classes();
 	test_fuzz(rounds);
+	test_integrity_round_trips();
+	test_integrity_refusals();
+	test_integrity_malformed();
+	test_integrity_fuzz(rounds);
 	return tap_done();
 }

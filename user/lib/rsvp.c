@@ -2,7 +2,8 @@
 /*
  * RSVP credit-based flow control messages: encode, decode and validate
  * (RFC 2205, RFC 2961 MESSAGE_ID, draft-hu-rtgwg-cbfc-rsvp-01; the numbers
- * and layouts longhaul adds are in docs/rsvp.md).
+ * and layouts longhaul adds are in docs/rsvp.md), and sign and verify them
+ * with RFC 2747's INTEGRITY object.
  */
 #include <errno.h>
 #include <string.h>
@@ -77,9 +78,10 @@ uint32_t rsvp_mandatory_objs(uint8_t type)
 
 uint32_t rsvp_allowed_objs(uint8_t type)
 {
+	/* RFC 2205 section 3.1 lets INTEGRITY into every message, as a hop signs them all */
 	for (size_t i = 0; i < sizeof(msg_types) / sizeof(msg_types[0]); i++)
 		if (msg_types[i].type == type)
-			return msg_types[i].allowed;
+			return msg_types[i].allowed | RSVP_OBJ_INTEGRITY;
 	return 0;
 }
 
@@ -118,6 +120,7 @@ static const struct {
 	{ RSVP_OBJ_MESSAGE_ID_ACK, RSVP_CLASS_MESSAGE_ID_ACK },
 	{ RSVP_OBJ_CREDIT, RSVP_CLASS_CREDIT },
 	{ RSVP_OBJ_RDMA_QP, RSVP_CLASS_RDMA_QP },
+	{ RSVP_OBJ_INTEGRITY, RSVP_CLASS_INTEGRITY },
 };
 
 /* The class of an object bit, for err_class */
@@ -183,6 +186,8 @@ static size_t encoded_len(const struct rsvp_msg *m)
 {
 	size_t a = addr_len(m->flow.family), len = RSVP_HDR_LEN;
 
+	if (m->objs & RSVP_OBJ_INTEGRITY)
+		len += RSVP_INTEGRITY_LEN;
 	if (m->objs & RSVP_OBJ_MESSAGE_ID_ACK)
 		len += MSG_ID_LEN;
 	if (m->objs & RSVP_OBJ_MESSAGE_ID)
@@ -215,7 +220,8 @@ static int check_encodable(const struct rsvp_msg *m)
 	if (m->flow.family != AF_INET && m->flow.family != AF_INET6)
 		return -EINVAL;
 	if (m->flags > 0xf || m->flow.dqpn > QPN_MASK || m->msg_id.epoch > EPOCH_MASK ||
-	    m->msg_id_ack.epoch > EPOCH_MASK || m->credit.unit > RSVP_CREDIT_UNIT_MAX)
+	    m->msg_id_ack.epoch > EPOCH_MASK || m->credit.unit > RSVP_CREDIT_UNIT_MAX ||
+	    m->integrity.key_id > RSVP_KEY_ID_MAX)
 		return -EINVAL;
 	if ((m->objs & RSVP_OBJ_SESSION) &&
 	    (m->flow.proto != RSVP_ROCE_PROTO || m->flow.dport != RSVP_ROCE_PORT))
@@ -231,6 +237,19 @@ static uint8_t *put_msg_id(uint8_t *p, uint8_t class_num, const struct rsvp_msg_
 	put32(p, (uint32_t)id->flags << 24 | id->epoch);
 	put32(p + 4, id->id);
 	return p + 8;
+}
+
+/* INTEGRITY (RFC 2747 section 2.1): flags, reserved, Key Identifier, Sequence Number, digest */
+static uint8_t *put_integrity(uint8_t *p, const struct rsvp_integrity *in)
+{
+	p = put_obj(p, RSVP_INTEGRITY_LEN, RSVP_CLASS_INTEGRITY, CTYPE_ONE);
+	p[0] = in->flags;
+	p[1] = 0;
+	put16(p + 2, (uint16_t)(in->key_id >> 32));
+	put32(p + 4, (uint32_t)in->key_id);
+	put64(p + 8, in->seq);
+	memcpy(p + 16, in->digest, MD5_DIGEST_LEN);
+	return p + RSVP_INTEGRITY_LEN - RSVP_OBJ_HDR_LEN;
 }
 
 /* SENDER_TEMPLATE / FILTER_SPEC (RFC 2205 C-Types 1, 2): address, 2 reserved, port */
@@ -271,7 +290,13 @@ ssize_t rsvp_encode(const struct rsvp_msg *m, uint8_t *buf, size_t cap)
 	put16(p + 6, (uint16_t)len);
 	p += RSVP_HDR_LEN;
 
-	/* RFC 2961 puts the MESSAGE_ID objects first, RFC 2205 the rest in this order */
+	/*
+	 * INTEGRITY immediately after the common header (RFC 2205 section 3.1's
+	 * message formats), then RFC 2961's MESSAGE_ID objects, then RFC 2205's
+	 * order for the rest
+	 */
+	if (m->objs & RSVP_OBJ_INTEGRITY)
+		p = put_integrity(p, &m->integrity);
 	if (m->objs & RSVP_OBJ_MESSAGE_ID_ACK)
 		p = put_msg_id(p, RSVP_CLASS_MESSAGE_ID_ACK, &m->msg_id_ack);
 	if (m->objs & RSVP_OBJ_MESSAGE_ID)
@@ -395,6 +420,7 @@ static const struct {
 	{RSVP_OBJ_MESSAGE_ID_ACK, MSG_ID_LEN, 0},
 	{RSVP_OBJ_CREDIT, CREDIT_LEN, 0},
 	{RSVP_OBJ_RDMA_QP, RDMA_QP_LEN, 0},
+	{RSVP_OBJ_INTEGRITY, RSVP_INTEGRITY_LEN, 0}, /* C-Type 1: HMAC-MD5's 16-byte digest */
 };
 
 /* One object of a known class: o points at its header, olen is checked against the message */
@@ -488,6 +514,13 @@ static enum rsvp_err known_object(const uint8_t *o, size_t olen, uint32_t bit, s
 		/* c[4] reserved: sent as 0, ignored; a QPN has 24 bits */
 		out->flow.dqpn = get32(c + 4) & QPN_MASK;
 		break;
+	case RSVP_OBJ_INTEGRITY:
+		/* c[1] reserved: sent as 0, ignored (and covered by the digest) */
+		out->integrity.flags = c[0];
+		out->integrity.key_id = (uint64_t)get16(c + 2) << 32 | get32(c + 4);
+		out->integrity.seq = get64(c + 8);
+		memcpy(out->integrity.digest, c + 16, MD5_DIGEST_LEN);
+		break;
 	default:
 		break;
 	}
@@ -547,6 +580,8 @@ enum rsvp_err rsvp_decode(const uint8_t *buf, size_t len, struct rsvp_msg *out, 
 			e = unknown_object(o, olen, class_num, out);
 		if (e)
 			return e;
+		if (class_num == RSVP_CLASS_INTEGRITY)
+			out->integrity.digest_off = off + RSVP_INTEGRITY_DIGEST_OFF;
 		off += olen;
 	}
 
@@ -561,6 +596,92 @@ enum rsvp_err rsvp_decode(const uint8_t *buf, size_t len, struct rsvp_msg *out, 
 	out->err_class = 0;
 	out->err_ctype = 0;
 	return RSVP_E_OK;
+}
+
+/* ---------------------------------------------------------------- INTEGRITY */
+
+int rsvp_key_init(struct rsvp_key *k, uint64_t id, const uint8_t *secret, size_t len)
+{
+	if (id > RSVP_KEY_ID_MAX || !len)
+		return -EINVAL;
+	k->id = id;
+	hmac_md5_key_init(&k->hmac, secret, len);
+	return 0;
+}
+
+/* The offset of the first INTEGRITY object of a message we encoded, or 0 */
+static size_t integrity_at(const uint8_t *buf, size_t mlen)
+{
+	size_t off, olen;
+
+	for (off = RSVP_HDR_LEN; off + RSVP_OBJ_HDR_LEN <= mlen; off += olen) {
+		olen = get16(buf + off);
+		if (olen < RSVP_OBJ_HDR_LEN || olen > mlen - off)
+			return 0;
+		if (buf[off + 2] == RSVP_CLASS_INTEGRITY)
+			return olen == RSVP_INTEGRITY_LEN ? off : 0;
+	}
+	return 0;
+}
+
+int rsvp_sign(uint8_t *buf, size_t len, const struct rsvp_key *k, uint64_t seq)
+{
+	struct hmac_md5_ctx h;
+	size_t mlen, off;
+	uint8_t *in;
+	uint16_t csum;
+
+	if (len < RSVP_HDR_LEN)
+		return -EINVAL;
+	mlen = get16(buf + 6);
+	off = mlen <= len ? integrity_at(buf, mlen) : 0;
+	if (!off)
+		return -EINVAL;
+	in = buf + off + RSVP_OBJ_HDR_LEN;
+	put16(in + 2, (uint16_t)(k->id >> 32));
+	put32(in + 4, (uint32_t)k->id);
+	put64(in + 8, seq);
+	/* RFC 2747 section 3 (generation): the digest over the whole message, digest, checksum 0 */
+	memset(in + 16, 0, MD5_DIGEST_LEN);
+	put16(buf + 2, 0);
+	hmac_md5_init(&h, &k->hmac);
+	hmac_md5_update(&h, buf, mlen);
+	hmac_md5_final(&h, in + 16);
+	/* ... and the checksum last, over the digest too (0 on the wire means none) */
+	csum = rsvp_checksum(buf, mlen);
+	put16(buf + 2, csum ? csum : 0xffff);
+	return 0;
+}
+
+enum rsvp_err rsvp_verify(const uint8_t *buf, size_t len, const struct rsvp_msg *m,
+			  const struct rsvp_key *k)
+{
+	static const uint8_t zero[MD5_DIGEST_LEN];
+	uint8_t want[MD5_DIGEST_LEN];
+	struct hmac_md5_ctx h;
+	size_t mlen, d;
+
+	if (!(m->objs & RSVP_OBJ_INTEGRITY))
+		return RSVP_E_INTEGRITY_MISSING;
+	/* one key per neighbour set: the Key Identifier names it or no association */
+	if (m->integrity.key_id != k->id)
+		return RSVP_E_INTEGRITY_KEY;
+	mlen = len >= RSVP_HDR_LEN ? get16(buf + 6) : 0;
+	d = m->integrity.digest_off;
+	if (mlen > len || d < RSVP_HDR_LEN || d + MD5_DIGEST_LEN > mlen)
+		return RSVP_E_INTEGRITY_DIGEST; /* not the message m was decoded from */
+	/*
+	 * RFC 2747 section 3 (verification): the digest recomputed as the sender computed it,
+	 * the checksum and digest fields read as zero, without copying the message
+	 */
+	hmac_md5_init(&h, &k->hmac);
+	hmac_md5_update(&h, buf, 2);
+	hmac_md5_update(&h, zero, 2);
+	hmac_md5_update(&h, buf + 4, d - 4);
+	hmac_md5_update(&h, zero, MD5_DIGEST_LEN);
+	hmac_md5_update(&h, buf + d + MD5_DIGEST_LEN, mlen - d - MD5_DIGEST_LEN);
+	hmac_md5_final(&h, want);
+	return digest_equal(want, buf + d, MD5_DIGEST_LEN) ? RSVP_E_OK : RSVP_E_INTEGRITY_DIGEST;
 }
 
 /* ---------------------------------------------------------------- errors */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "md5.h"
 #include "pkt.h"
 
 #define RSVP_IPPROTO 46
@@ -37,9 +38,10 @@
 #define RSVP_MSG_CB_END 30 /* Credit-based End */
 #define RSVP_MSG_CB_END_ACK 31 /* Credit-based End ACK */
 
-/* Class-Nums: RFC 2205, RFC 2961 (MESSAGE_ID), longhaul (vendor private, RFC 3936) */
+/* Class-Nums: RFC 2205, RFC 2747 (INTEGRITY), RFC 2961 (MESSAGE_ID), longhaul (RFC 3936) */
 #define RSVP_CLASS_SESSION 1
 #define RSVP_CLASS_RSVP_HOP 3
+#define RSVP_CLASS_INTEGRITY 4
 #define RSVP_CLASS_TIME_VALUES 5
 #define RSVP_CLASS_ERROR_SPEC 6
 #define RSVP_CLASS_FILTER_SPEC 10
@@ -72,6 +74,17 @@
 /* on a Path (longhaul): a probe of a set-up hop, answered by a Reserve carrying Accepted */
 #define RSVP_CREDIT_F_PROBE 0x04
 
+/*
+ * INTEGRITY, RFC 2747 section 2.1: Class 4, C-Type 1, with the one digest
+ * every implementation has, HMAC-MD5 (16 bytes): Flags, a reserved byte,
+ * the 48-bit Key Identifier, the 64-bit Sequence Number, the digest.
+ */
+#define RSVP_INTEGRITY_LEN 36
+#define RSVP_INTEGRITY_DIGEST_OFF 20 /* from the object's start */
+/* Flags: the sender answers Integrity Challenges (RFC 2747's Integrity Handshake) */
+#define RSVP_INTEGRITY_F_HANDSHAKE 0x01
+#define RSVP_KEY_ID_MAX 0xffffffffffffull
+
 /* MESSAGE_ID flags (RFC 2961) */
 #define RSVP_MSG_ID_F_ACK_DESIRED 0x01
 
@@ -94,10 +107,13 @@ enum rsvp_obj {
 	RSVP_OBJ_MESSAGE_ID_ACK = 1u << 7,
 	RSVP_OBJ_CREDIT = 1u << 8,
 	RSVP_OBJ_RDMA_QP = 1u << 9,
+	RSVP_OBJ_INTEGRITY = 1u << 10, /* allowed in every message type */
 };
 
 /*
- * Every reason a message is refused, in the order the decoder checks them.
+ * Every reason a message is refused, in the order the decoder checks them,
+ * then those of RFC 2747's checks (rsvp_verify(), rsvp_replay_accept()),
+ * added last so that the counters keep their places.
  * X(ENUM, name, description): name is the counter's field name.
  */
 #define RSVP_ERRORS(X)                                                                   \
@@ -122,7 +138,13 @@ enum rsvp_obj {
 	X(NOT_ALLOWED, not_allowed, "object not allowed in this message type")           \
 	X(MISSING, missing, "a mandatory object is missing")                             \
 	X(FAMILY, family, "objects disagree on IPv4 / IPv6")                             \
-	X(NOT_RDMA, not_rdma, "SESSION is not an RDMA flow (UDP port 4791)")
+	X(NOT_RDMA, not_rdma, "SESSION is not an RDMA flow (UDP port 4791)")             \
+	X(INTEGRITY_MISSING, integrity_missing, "a key is configured, no INTEGRITY")     \
+	X(INTEGRITY_KEY, integrity_key, "INTEGRITY Key Identifier not configured")       \
+	X(INTEGRITY_DIGEST, integrity_digest,                                            \
+	  "INTEGRITY digest wrong (altered or keyed otherwise)")                         \
+	X(INTEGRITY_REPLAY, integrity_replay,                                            \
+	  "INTEGRITY Sequence Number not above the last accepted from the sender")
 
 enum rsvp_err {
 #define RSVP_ERR_ENUM(name, field, desc) RSVP_E_##name,
@@ -183,6 +205,21 @@ struct rsvp_error_spec {
 	uint16_t value;
 };
 
+/* INTEGRITY (RFC 2747 section 2.1) */
+struct rsvp_integrity {
+	uint8_t flags; /* RSVP_INTEGRITY_F_* */
+	uint64_t key_id; /* 48 bits */
+	uint64_t seq;
+	uint8_t digest[MD5_DIGEST_LEN]; /* HMAC-MD5; encoded as given (rsvp_sign() fills it) */
+	size_t digest_off; /* decode: the digest's offset in the message, for rsvp_verify() */
+};
+
+/* A security association's key (RFC 2747 section 2.2): its id and the HMAC-MD5 key made ready */
+struct rsvp_key {
+	uint64_t id;
+	struct hmac_md5_key hmac;
+};
+
 /* Room kept for unknown objects of class 11bbbbbb, forwarded unexamined */
 #define RSVP_FORWARD_MAX 256
 
@@ -198,6 +235,7 @@ struct rsvp_msg {
 	struct rsvp_msg_id msg_id_ack;
 	struct rsvp_credit credit;
 	struct rsvp_error_spec error;
+	struct rsvp_integrity integrity;
 	unsigned int ignored; /* unknown 10bbbbbb objects dropped */
 	unsigned int forwarded; /* unknown 11bbbbbb objects kept in fwd */
 	size_t fwd_len;
@@ -251,6 +289,33 @@ const char *rsvp_msg_name(uint8_t type);
  */
 bool rsvp_err_to_error_spec(enum rsvp_err err, const struct rsvp_msg *m, uint8_t *code,
 			    uint16_t *value);
+
+/*
+ * RFC 2747 (docs/rsvp.md "INTEGRITY"). rsvp_key_init: id of at most 48 bits,
+ * a secret of 1 byte or more; 0 or -EINVAL. The agent reads both from
+ * --rsvp-key-file (user/lib/rsvp_key.h).
+ */
+int rsvp_key_init(struct rsvp_key *k, uint64_t id, const uint8_t *secret, size_t len);
+
+/*
+ * Sign an encoded message (its INTEGRITY object written by rsvp_encode(),
+ * RSVP_OBJ_INTEGRITY in objs) as RFC 2747 section 3 has a sender generate it: Key
+ * Identifier and Sequence Number filled in, digest and checksum zero, the
+ * HMAC-MD5 of the whole message into the digest, then the RFC 2205
+ * checksum. len: the message's length. 0, or -EINVAL when the message has no
+ * INTEGRITY object or is not whole.
+ */
+int rsvp_sign(uint8_t *buf, size_t len, const struct rsvp_key *k, uint64_t seq);
+
+/*
+ * Check the digest of a message rsvp_decode() accepted into m (RFC 2747
+ * section 3, verification): RSVP_E_OK, RSVP_E_INTEGRITY_MISSING (none),
+ * RSVP_E_INTEGRITY_KEY (another Key Identifier) or RSVP_E_INTEGRITY_DIGEST.
+ * The digests are compared in constant time. The sequence number is the
+ * caller's to check, once the digest is right (rsvp_replay_accept()).
+ */
+enum rsvp_err rsvp_verify(const uint8_t *buf, size_t len, const struct rsvp_msg *m,
+			  const struct rsvp_key *k);
 
 /* credit << unit in bytes, saturated at UINT64_MAX */
 uint64_t rsvp_credit_bytes(uint32_t credit, uint8_t unit);

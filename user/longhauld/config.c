@@ -17,6 +17,7 @@
 #include "config.h"
 #include "log.h"
 #include "report.h"
+#include "rsvp_key.h"
 
 enum {
 	OPT_DC = 256,
@@ -55,6 +56,7 @@ enum {
 	OPT_CREDIT_QUANTUM,
 	OPT_HEARTBEAT,
 	OPT_CREDIT_IDLE,
+	OPT_RSVP_KEY_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -94,6 +96,7 @@ static const struct option long_opts[] = {
 	{ "credit-quantum", required_argument, NULL, OPT_CREDIT_QUANTUM },
 	{ "heartbeat", required_argument, NULL, OPT_HEARTBEAT },
 	{ "credit-idle", required_argument, NULL, OPT_CREDIT_IDLE },
+	{ "rsvp-key-file", required_argument, NULL, OPT_RSVP_KEY_FILE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -172,6 +175,11 @@ void lhd_usage(FILE *f)
 		"  --heartbeat TIME    R: a Reserve upstream at least every R; none for 3R and\n"
 		"                      a path counts as failed (default 50ms)\n"
 		"  --credit-idle TIME  a first hop ends a flow quiet for TIME (default 2s)\n"
+		"  --rsvp-key-file FILE  one line KEYID HEXKEY (key id of up to 48 bits, 16 to\n"
+		"                      64 bytes of hex): every RSVP message sent carries an\n"
+		"                      INTEGRITY object (RFC 2747, HMAC-MD5), every one received\n"
+		"                      must verify (refused, counted: integrity_*); the file\n"
+		"                      readable by root only (chmod 600)\n"
 		"  --keep-pins         leave the pinned maps and the lock file after exit\n"
 		"                      (post-mortem reading with longhaul status/stats)\n"
 		"  --keep              on SIGTERM/SIGINT leave the data path running (programs\n"
@@ -343,6 +351,26 @@ static int parse_peer(const char *arg, struct lhd_peer *pe)
 			return -EINVAL;
 	}
 	pe->prefixlen = (uint32_t)plen + (v4 ? 96 : 0);
+	return 0;
+}
+
+/* --rsvp-key-file: the key read now, so that a bad file stops the start (EXIT_USAGE) */
+static int apply_rsvp_key_file(struct lhd_config *c, const char *path, const char *name)
+{
+	struct rsvp_key_file kf;
+	char why[PATH_MAX + 128];
+
+	_Static_assert(sizeof(c->rsvp_key) == RSVP_KEY_MAX_LEN, "rsvp_key: RSVP_KEY_MAX_LEN bytes");
+	if (rsvp_key_file_read(path, &kf, why, sizeof(why))) {
+		pr_warn("--%s: %s\n", name, why);
+		return -EINVAL;
+	}
+	if (kf.loose_mode)
+		pr_warn("--%s %s: group or others may access the key: chmod 600 it\n", name, path);
+	c->rsvp_key_id = kf.id;
+	c->rsvp_key_len = (uint8_t)kf.len;
+	memcpy(c->rsvp_key, kf.secret, kf.len);
+	secret_wipe(&kf, sizeof(kf));
 	return 0;
 }
 
@@ -550,6 +578,8 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 			goto bad;
 		c->cr_idle_ms = t / 1000;
 		return 0;
+	case OPT_RSVP_KEY_FILE:
+		return apply_rsvp_key_file(c, arg, name);
 	case 'v':
 		c->verbose = true;
 		return 0;
@@ -712,6 +742,10 @@ static int derive(struct lhd_config *c)
 	}
 	if (c->report_key_set && c->mode != MODE_LR2) {
 		pr_warn("--report-key-file is for lr2 mode (the Depot's reports)\n");
+		return -EINVAL;
+	}
+	if (c->rsvp_key_len && c->mode != MODE_CREDIT) {
+		pr_warn("--rsvp-key-file is for --mode credit (it signs RSVP)\n");
 		return -EINVAL;
 	}
 	if (c->gateway && (c->mode != MODE_LR2 || !c->sentry)) {

@@ -110,6 +110,10 @@ struct lhd_config {
 	uint32_t cr_quantum; /* credit returned upstream once this many bytes were forwarded */
 	uint32_t heartbeat_ms; /* R: a Reserve at least this often; H = 3R without one: failed */
 	uint32_t cr_idle_ms; /* a first hop ends a flow quiet this long */
+	/* --rsvp-key-file: RSVP signed and verified (RFC 2747 INTEGRITY, docs/rsvp.md) */
+	uint64_t rsvp_key_id; /* 48 bits */
+	uint8_t rsvp_key[64]; /* RSVP_KEY_MAX_LEN (user/lib/rsvp_key.h) */
+	uint8_t rsvp_key_len; /* 0: no key */
 };
 
 /* Defaults, then the config file (--config), then the command line; 0 or EXIT_USAGE */

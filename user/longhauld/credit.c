@@ -27,6 +27,10 @@
  * path, re-sent until End ACK; each hop answers End ACK, floods it on and
  * drops its state. State nobody ends (an upstream that vanished) expires
  * after 4 x idle without packets or messages.
+ *
+ * With --rsvp-key-file every message sent carries RFC 2747's INTEGRITY and
+ * every one received must verify, with a sequence number above the last
+ * accepted from its sender, before it touches any state (docs/rsvp.md).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,6 +54,7 @@
 #include "log.h"
 #include "netlink.h"
 #include "rsvp.h"
+#include "rsvp_key.h"
 
 #define CR_MAX_UPS 4 /* upstream hops of one flow (a last hop behind several paths) */
 #define CR_SETUP_TRIES 10 /* Path init re-sent on a path until answered, then it has failed */
@@ -68,7 +73,8 @@
 	X(tx_fail) X(flows_created) X(flows_first) X(flows_last) X(flows_ended)        \
 	X(flows_expired) X(flows_open) X(path_failures) X(path_given_up) X(failovers)  \
 	X(held) X(released) X(release_fail) X(hold_unknown) X(data_bytes_credited)          \
-	X(tx_probe) X(rx_probe) X(probe_answers) X(lost_bytes_recovered)
+	X(tx_probe) X(rx_probe) X(probe_answers) X(lost_bytes_recovered)                \
+	X(tx_signed) X(rx_verified)
 
 struct cr_counters {
 #define CR_CNT_FIELD(n) uint64_t n;
@@ -146,8 +152,17 @@ struct cr_agent {
 	struct cr_flow *buckets[CR_BUCKETS];
 	unsigned int nflows;
 	struct cr_counters c;
+	/* RFC 2747 (--rsvp-key-file): our key, our last Sequence Number, the senders' last */
+	bool keyed;
+	struct rsvp_key key;
+	uint64_t tx_seq;
+	struct rsvp_replay rx_seq;
 	uint8_t buf[RSVP_MAX_LEN + 64];
 };
+
+/* every sender that passes is_neighbor() has a slot: none is ever refused for room */
+_Static_assert(RSVP_REPLAY_SLOTS >= LHD_MAX_NEIGHBORS + LHD_MAX_CR_ROUTES,
+	       "a replay slot per RSVP neighbour");
 
 static uint64_t now_ns(void)
 {
@@ -258,18 +273,46 @@ static void msg_base(struct cr_agent *a, struct rsvp_msg *m, uint8_t type, const
 	}
 }
 
+/*
+ * The next Sequence Number of our INTEGRITY objects: the wall clock in ns
+ * (RFC 2747 section 3 suggests the time), so that it keeps growing across a
+ * restart of the agent, and one above the last when the clock has not moved
+ * on (or stepped back) since.
+ */
+static uint64_t next_tx_seq(struct cr_agent *a)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	a->tx_seq = t > a->tx_seq ? t : a->tx_seq + 1;
+	return a->tx_seq;
+}
+
 static int msg_send(struct cr_agent *a, const struct rsvp_msg *m, uint32_t to)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = to };
+	struct rsvp_msg with_integrity;
 	uint8_t out[512];
-	ssize_t n = rsvp_encode(m, out, sizeof(out));
+	ssize_t n;
 
+	if (a->keyed) {
+		/* RFC 2747 section 3 (generation): INTEGRITY after the header, signed last */
+		with_integrity = *m;
+		with_integrity.objs |= RSVP_OBJ_INTEGRITY;
+		m = &with_integrity;
+	}
+	n = rsvp_encode(m, out, sizeof(out));
+	if (n > 0 && a->keyed && rsvp_sign(out, (size_t)n, &a->key, next_tx_seq(a)))
+		n = -EINVAL;
 	if (n < 0 || sendto(a->rsvp_fd, out, (size_t)n, 0, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
 		a->c.tx_fail++;
 		return -1;
 	}
 	a->c.tx_msgs++;
 	a->c.tx_bytes += (uint64_t)n + 20; /* with the IPv4 header */
+	a->c.tx_signed += a->keyed;
 	return 0;
 }
 
@@ -839,6 +882,26 @@ static void on_path_err(struct cr_agent *a, uint32_t from, struct cr_flow *f)
 	grant_write(a, f);
 }
 
+/*
+ * RFC 2747 section 3 (verification) on a message the decoder accepted: the digest under
+ * our key, then the sequence number against the last accepted from this
+ * sender (only a verified message may move it).
+ */
+static enum rsvp_err rx_integrity(struct cr_agent *a, const uint8_t *msg, size_t len,
+				  const struct rsvp_msg *m, uint32_t from)
+{
+	union lh_ip_addr sender = {0};
+	enum rsvp_err err = rsvp_verify(msg, len, m, &a->key);
+
+	if (err != RSVP_E_OK)
+		return err;
+	sender.v4.s_addr = from;
+	err = rsvp_replay_accept(&a->rx_seq, &sender, m->integrity.key_id, m->integrity.seq);
+	if (err == RSVP_E_OK)
+		a->c.rx_verified++;
+	return err;
+}
+
 static void on_rsvp(struct cr_agent *a)
 {
 	struct sockaddr_in from;
@@ -870,6 +933,9 @@ static void on_rsvp(struct cr_agent *a)
 		return;
 	}
 	err = rsvp_decode(a->buf + ihl, (size_t)n - ihl, &m, RSVP_DECODE_REQUIRE_CSUM);
+	/* with a key, nothing unverified goes further; without, INTEGRITY is not looked at */
+	if (err == RSVP_E_OK && a->keyed)
+		err = rx_integrity(a, a->buf + ihl, (size_t)n - ihl, &m, from.sin_addr.s_addr);
 	if (err != RSVP_E_OK) {
 		a->c.refused[err]++;
 		a->c.rx_refused++;
@@ -1208,6 +1274,18 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 	a->flow_fd = lhd_map_fd(dp, "lh_cr_flow");
 	a->grant_fd = lhd_map_fd(dp, "lh_cr_grant");
 	a->epoch = (uint32_t)(now_ns() >> 20) & 0xffffff;
+	if (cfg->rsvp_key_len) {
+		a->keyed =
+			!rsvp_key_init(&a->key, cfg->rsvp_key_id, cfg->rsvp_key, cfg->rsvp_key_len);
+		if (!a->keyed) {
+			pr_warn("credit: RSVP key id %llu refused\n",
+				(unsigned long long)cfg->rsvp_key_id);
+			goto out;
+		}
+		pr_info("credit: RSVP signed and verified: INTEGRITY (RFC 2747, HMAC-MD5), key id "
+			"%llu\n",
+			(unsigned long long)cfg->rsvp_key_id);
+	}
 	err = open_sockets(a);
 	if (err) {
 		pr_warn("credit: raw sockets (RSVP, protocol 46; held packets): %s\n", strerror(-err));
@@ -1283,6 +1361,7 @@ out:
 		close(a->rsvp_fd);
 	if (a->inj_fd >= 0)
 		close(a->inj_fd);
+	secret_wipe(&a->key, sizeof(a->key));
 	free(a);
 	return rc;
 }

@@ -20,13 +20,16 @@ naming the reason, as the agent counts it).
 Filter fields: longhaul.rsvp.msg_type, .checksum, .checksum.good, .length,
 .flow.src, .flow.dst, .flow.dqpn, .hop, .lih, .credit.enterprise, .credit.unit,
 .credit.flags, .credit.init, .credit.heartbeat, .credit.probe, .credit.value,
-.credit.limit, .credit.accepted, .credit.bytes, .qp.enterprise, .qp.dqpn, .ignored, .forwarded; expert:
+.credit.limit, .credit.accepted, .credit.bytes, .qp.enterprise, .qp.dqpn, .integrity.key_id,
+.integrity.seq, .ignored, .forwarded; expert:
 longhaul.rsvp.malformed (the reason in its text), longhaul.rsvp.foreign.
 ]]
 
 local LH_ENTERPRISE = 32473 -- RFC 5612's documentation number (user/lib/rsvp.h)
 local CLASS_CREDIT, CLASS_RDMA_QP = 124, 125
 local CREDIT_LEN, CREDIT_ACC_LEN, RDMA_QP_LEN = 24, 32, 12
+-- RFC 2747 INTEGRITY: allowed in every message; C-Type 1 with HMAC-MD5's 16-byte digest
+local CLASS_INTEGRITY, INTEGRITY_LEN = 4, 36
 local UNIT_MAX = 40
 
 local band, bor, rshift = bit32.band, bit32.bor, bit32.rshift
@@ -48,8 +51,9 @@ local unit_names = { [0] = "byte", [10] = "KiB", [20] = "MiB (the draft's MB)", 
 -- The objects each type must carry and may carry (user/lib/rsvp.c msg_types):
 -- class numbers 1 SESSION, 3 RSVP_HOP, 5 TIME_VALUES, 6 ERROR_SPEC,
 -- 10 FILTER_SPEC, 11 SENDER_TEMPLATE, 23 MESSAGE_ID, 24 MESSAGE_ID_ACK, 124, 125
+-- (and 4 INTEGRITY in any of them)
 local class_names = {
-	[1] = "SESSION", [3] = "RSVP_HOP", [5] = "TIME_VALUES", [6] = "ERROR_SPEC",
+	[1] = "SESSION", [3] = "RSVP_HOP", [4] = "INTEGRITY", [5] = "TIME_VALUES", [6] = "ERROR_SPEC",
 	[10] = "FILTER_SPEC", [11] = "SENDER_TEMPLATE", [23] = "MESSAGE_ID",
 	[24] = "MESSAGE_ID_ACK", [124] = "CREDIT", [125] = "RDMA_QP",
 }
@@ -65,6 +69,7 @@ local rules = {
 local shapes = {
 	[1] = { 12, 24 }, [3] = { 12, 24 }, [6] = { 12, 24 }, [10] = { 12, 24 }, [11] = { 12, 24 },
 	[5] = { 8 }, [23] = { 12 }, [24] = { 12 }, [124] = { CREDIT_LEN }, [125] = { RDMA_QP_LEN },
+	[4] = { INTEGRITY_LEN },
 }
 
 local p = Proto("longhaul_rsvp", "longhaul RSVP credit-based flow control")
@@ -97,6 +102,8 @@ local f = {
 	qp = ProtoField.bytes("longhaul.rsvp.qp", "RDMA_QP object"),
 	qp_ent = ProtoField.uint32("longhaul.rsvp.qp.enterprise", "Enterprise number", base.DEC),
 	qp_dqpn = ProtoField.uint24("longhaul.rsvp.qp.dqpn", "Destination QP", base.HEX),
+	integrity_key = ProtoField.uint64("longhaul.rsvp.integrity.key_id", "INTEGRITY Key Identifier", base.HEX),
+	integrity_seq = ProtoField.uint64("longhaul.rsvp.integrity.seq", "INTEGRITY Sequence Number", base.DEC),
 	ignored = ProtoField.uint8("longhaul.rsvp.ignored", "Unknown objects ignored (Class-Num 10bbbbbb)"),
 	forwarded = ProtoField.uint8("longhaul.rsvp.forwarded", "Unknown objects to forward (Class-Num 11bbbbbb)"),
 }
@@ -104,7 +111,8 @@ p.fields = {
 	f.msg_type, f.length, f.checksum, f.checksum_good, f.flow_src, f.flow_dst, f.flow_dqpn, f.hop, f.lih,
 	f.credit, f.credit_ent, f.credit_unit, f.credit_flags, f.credit_init, f.credit_hb, f.credit_probe,
 	f.credit_accepted, f.credit_value,
-	f.credit_limit, f.credit_bytes, f.qp, f.qp_ent, f.qp_dqpn, f.ignored, f.forwarded,
+	f.credit_limit, f.credit_bytes, f.qp, f.qp_ent, f.qp_dqpn, f.integrity_key, f.integrity_seq,
+	f.ignored, f.forwarded,
 }
 
 local ex = {
@@ -229,7 +237,7 @@ local function dissect_cbfc(tvb, pinfo, root)
 				return malformed(tree, pinfo, mtype, "obj_size", where .. ": wrong length for the C-Type")
 			elseif seen[cls] then
 				return malformed(tree, pinfo, mtype, "dup_object", where .. ": appears twice")
-			elseif not contains(rule.must, cls) and not contains(rule.may, cls) then
+			elseif cls ~= CLASS_INTEGRITY and not contains(rule.must, cls) and not contains(rule.may, cls) then
 				return malformed(tree, pinfo, mtype, "not_allowed", where .. ": not allowed in a " .. name)
 			end
 			seen[cls] = true
@@ -287,6 +295,11 @@ local function dissect_cbfc(tvb, pinfo, root)
 					ct:append_text(", accepted " .. tostring(tvb(c + 20, 8):uint64()))
 					credit = credit .. ", accepted " .. tostring(tvb(c + 20, 8):uint64())
 				end
+			elseif cls == CLASS_INTEGRITY then
+				-- the digest is checked by whoever holds the key (rsvp_verify()), not here
+				local key = UInt64(tvb(c + 4, 4):uint(), tvb(c + 2, 2):uint())
+				tree:add(f.integrity_key, tvb(c + 2, 6), key)
+				tree:add(f.integrity_seq, tvb(c + 8, 8))
 			elseif cls == CLASS_RDMA_QP then
 				local qt = tree:add(f.qp, tvb(off, olen))
 				qt:set_text("RDMA_QP object")

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What RFC 2747's INTEGRITY needs around the codec (user/lib/rsvp.h): the key
+ * file longhauld reads (--rsvp-key-file, docs/operations.md) and the
+ * receiver's memory of the last Sequence Number it accepted from each sender
+ * under each key (RFC 2747 section 2.2), which refuses replays.
+ */
+#ifndef LH_USER_RSVP_KEY_H
+#define LH_USER_RSVP_KEY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pkt.h"
+#include "rsvp.h"
+
+#define RSVP_KEY_MIN_LEN 16 /* bytes: MD5's output, RFC 2104 section 3's least */
+#define RSVP_KEY_MAX_LEN 64 /* HMAC-MD5's block: a longer key is only hashed down */
+
+/* The key file: one line "KEYID HEXKEY" ('#' comments and blank lines aside) */
+struct rsvp_key_file {
+	uint64_t id; /* at most 48 bits, decimal or 0x hex */
+	size_t len;
+	uint8_t secret[RSVP_KEY_MAX_LEN];
+	bool loose_mode; /* group or others may read or write the file */
+};
+
+/*
+ * One key line into id and secret (RSVP_KEY_MAX_LEN bytes of room). 0, or
+ * -EINVAL with *why saying what is wrong with it.
+ */
+int rsvp_key_line_parse(const char *line, uint64_t *id, uint8_t *secret, size_t *len,
+			const char **why);
+
+/*
+ * Read the key file at path. 0, or -EINVAL with why (why_len bytes) saying
+ * "PATH: problem" or "PATH:LINE: problem".
+ */
+int rsvp_key_file_read(const char *path, struct rsvp_key_file *out, char *why, size_t why_len);
+
+/*
+ * Senders remembered at most: longhauld takes RSVP from its configured
+ * neighbours only (16 and the 8 routes' next hops), each under its one key.
+ */
+#define RSVP_REPLAY_SLOTS 32
+
+struct rsvp_replay {
+	struct {
+		union lh_ip_addr sender;
+		uint64_t key_id;
+		uint64_t last_seq; /* the highest Sequence Number accepted */
+	} slot[RSVP_REPLAY_SLOTS];
+	unsigned int used;
+};
+
+/*
+ * A message from sender whose digest verified under key_id, with Sequence
+ * Number seq: RSVP_E_OK and seq remembered when it is above the last one
+ * accepted from that sender under that key (or the first from it), else
+ * RSVP_E_INTEGRITY_REPLAY, nothing changed. With every slot taken a new
+ * sender is refused (RSVP_E_INTEGRITY_REPLAY): forgetting another sender
+ * would let its old messages be replayed.
+ */
+enum rsvp_err rsvp_replay_accept(struct rsvp_replay *r, const union lh_ip_addr *sender,
+				 uint64_t key_id, uint64_t seq);
+
+#endif /* LH_USER_RSVP_KEY_H */

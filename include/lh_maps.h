@@ -92,6 +92,14 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
  * name PSNs up to 65536 before p_lo or after p_hi, and pairing counts them in
  */
 #define LH_QPF_WIDE 0x10000
+/*
+ * Depot, learned wide (mid-flight): its ePSN is the first PSN it saw, not
+ * yet what the receiving NIC has. Until the NIC ACKs that PSN (d_acked
+ * moves), a gap goes to the NIC unchanged and nothing claims an ePSN: a
+ * Depot-NACK or report from it would acknowledge to the sending NIC PSNs
+ * the receiver never got (a Depot restarted mid-transfer: QP errors)
+ */
+#define LH_QPF_D_UNSURE 0x20000
 /* Sentry: any of these makes it filter or hold back; the watchdog clears them */
 #define LH_QPF_SENTRY_BUSY \
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \

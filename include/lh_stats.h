@@ -62,7 +62,7 @@
 	X(DEPOT_WINDOW, depot_window, "Depot: more PSNs in flight than the ring holds: passed unchanged, no copy") \
 	X(DEPOT_RING_BUSY, depot_ring_busy, "Depot: ring position still holds an unacked PSN: passed") \
 	X(DEPOT_UNPAIRED, depot_unpaired, "Depot: a gap before pairing: held, the agent NACKs once paired") \
-	X(DEPOT_WIDE_UNPAIRED, depot_wide_unpaired, "Depot: a gap of a QP learned mid-flight and not yet paired: passed unchanged, not held") \
+	X(DEPOT_WIDE_UNPAIRED, depot_wide_unpaired, "Depot: a gap of a QP learned mid-flight whose first PSN the receiving NIC has not ACKed yet (unsure of its ePSN): passed unchanged, not held") \
 	X(DEPOT_ACKREQ_PAIR, depot_ackreq_pair, "Depot: AckReq set on a delivery of an unpaired QP, to pair it") \
 	X(DEPOT_NO_RING, depot_no_ring, "Depot: QP without a ring (all in use): passed unchanged") \
 	X(DEPOT_TOO_BIG, depot_too_big, "Depot: packet larger than a pool slot: passed unchanged") \

@@ -102,15 +102,21 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	 */
 	/*
 	 * ... except for a QP learned mid-flight (wide: just after its agent
-	 * started) that no ACK has paired: with QPs that share PSN ranges it
-	 * may stay unpaired for good (their wide ranges overlap), and a gap
-	 * held with no NACK possible waits on the NIC's timer while the Sentry
-	 * may drop its resends (a Depot restarted mid-transfer: a QP error
-	 * with NICs of 6 retries). It goes to the NIC as with no gateway.
+	 * started) whose first PSN the receiving NIC has not ACKed yet
+	 * (LH_QPF_D_UNSURE): its ePSN is only the first PSN this Depot saw,
+	 * the NIC may be behind it. A Depot-NACK from there would acknowledge
+	 * to the sending NIC what the receiver never got (a Depot restarted
+	 * mid-transfer: QP errors with NICs of 6 retries); and a QP that no
+	 * ACK pairs (QPs sharing PSN ranges: their wide ranges overlap) would
+	 * hold a gap with no NACK possible. It goes to the NIC as with no
+	 * gateway, whose go-back-N recovers it.
 	 */
-	if (d > 0 && !lh_qp_paired(qp, &key) && (READ_ONCE(qp->flags) & LH_QPF_WIDE)) {
-		lh_count(st, LH_STAT_DEPOT_WIDE_UNPAIRED);
-		return XDP_PASS;
+	if (d > 0) {
+		lh_qp_paired(qp, &key); /* the agent's pairing, copied in: a NACK below needs it */
+		if (READ_ONCE(qp->flags) & LH_QPF_D_UNSURE) {
+			lh_count(st, LH_STAT_DEPOT_WIDE_UNPAIRED);
+			return XDP_PASS;
+		}
 	}
 	e = &ring->ent[psn & LH_RING_MASK];
 	/*

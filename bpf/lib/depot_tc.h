@@ -299,6 +299,8 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 			from = qp->d_acked;
 			n = psn_diff(upto, qp->d_acked);
 			qp->d_acked = upto;
+			/* the NIC has the first PSN this Depot saw: its ePSN holds from here */
+			qp->flags &= ~LH_QPF_D_UNSURE;
 		}
 		/* the round trip into the DC (--dc-timeout's estimate) */
 		if (qp->d_rtt_ns && psn_diff(upto, qp->d_rtt_psn) > 0) {

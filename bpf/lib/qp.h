@@ -712,7 +712,7 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 	lh_key_of(&k, p);
 	init->flags = role | (p->ipv6 ? LH_QPF_IPV6 : 0);
 	if (g && now < READ_ONCE(g->wide_until_ns))
-		init->flags |= LH_QPF_WIDE;
+		init->flags |= LH_QPF_WIDE | (role == LH_QPF_DEPOT ? LH_QPF_D_UNSURE : 0);
 	init->pkey = p->pkey;
 	init->sport = p->sport;
 	init->last_rx_ns = now;

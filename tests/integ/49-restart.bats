@@ -142,18 +142,33 @@ with_fault() {
 	lr2_ok
 }
 
-# A plain restart (SIGTERM, start again: the data path detaches, the new agent
-# relearns the QPs mid-flight) is not here yet: restart_both and restart_gwb
-# above still end a QP in a QP error now and then (NICs of 6 retries): a
-# fresh-clone CI run at 1916830 (restart of both), make bench fault-safety
-# (1 run of 3), make soak with restarts (2 QPs of 16 in 3 min); the cause is
-# open (issue 16). --takeover below is the restart that keeps the first law.
+# A plain restart (SIGTERM, start again): the data path detaches, what was held
+# is lost, and the new agent relearns the QPs mid-flight. A relearned Depot QP
+# claims no ePSN until the receiving NIC ACKs the first PSN it saw
+# (LH_QPF_D_UNSURE): before that its ePSN is only a guess, and a Depot-NACK
+# from it acknowledged PSNs the receiver never got (until 2026-11-27 these
+# ended a QP in a QP error: a fresh-clone CI run at 1916830, make bench
+# fault-safety 1 run of 3, make soak 2 QPs of 16 in 3 min).
+@test "restart of both agents mid-transfer (SIGTERM, start again): 0 QP errors, as without longhaul" {
+	plain_run
+	with_fault restart_both
+}
 
+@test "restart of the Depot's agent mid-transfer: 0 QP errors" {
+	plain_run
+	with_fault restart_gwb
+}
 
-# A kept data path left alone longer than its bound (keep_then_start_gwb above)
-# falls back to passing everything and the next agent starts fresh, which is a
-# plain restart's relearning: withheld with those (a fresh-clone CI run at
-# 858c3a9 ended a QP in a QP error; the fallback itself is test_datapath's)
+# A kept data path left alone longer than its bound falls back to passing
+# everything; the next agent starts fresh, which is a plain restart's relearning
+@test "the Depot's agent stops keeping its data path and the next comes later: past its bound alone everything passes, the next agent starts fresh, 0 QP errors" {
+	plain_run
+	with_fault keep_then_start_gwb
+	cat "$BATS_FILE_TMPDIR/gwb.log"
+	grep -q "has let every packet pass for" "$BATS_FILE_TMPDIR/gwb.log"
+	echo "gwb while alone: $(cat "$BATS_TEST_TMPDIR/alone.json")"
+	[ "$(jq '.agentless_pass // 0' "$BATS_TEST_TMPDIR/alone.json")" -gt 0 ]
+}
 
 @test "kill -9 of the Depot's agent mid-transfer: 0 QP errors" {
 	plain_run

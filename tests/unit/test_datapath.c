@@ -1968,6 +1968,30 @@ static void depot_wide_unpaired(void)
 	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
 		       ctr("depot_wide_unpaired") == c0 + 1 && ctr("depot_held") == c1,
 	       "wide unpaired: its gap passes unchanged, counted, nothing held");
+
+	/*
+	 * The receiving NIC is behind the first PSN the Depot saw (a Depot
+	 * restarted mid-transfer): its ACK of 5990 pairs the QP (wide) but says
+	 * nothing of 6000 on. A Depot-NACK of ePSN 6001 would acknowledge
+	 * 5991 .. 6000 to the sending NIC, which the receiver never got.
+	 */
+	nic_ack(&fl, DP_QP_S, 5990, 0x1f);
+	len = dp_data_frame(&fl, 6004, in);
+	c0 = ctr("depot_wide_unpaired");
+	c1 = ctr("depot_nack");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_PAIRED) && (qp.flags & LH_QPF_D_UNSURE) &&
+		       r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
+		       ctr("depot_wide_unpaired") == c0 + 1 && ctr("depot_nack") == c1,
+	       "unsure: paired by an ACK behind its first PSN, a gap still passes unchanged, no Depot-NACK");
+	nic_ack(&fl, DP_QP_S, 6000, 0x1f);
+	len = dp_data_frame(&fl, 6003, in);
+	c0 = ctr("depot_held");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_D_UNSURE) && ctr("depot_held") == c0 + 1 &&
+		       r.verdict == XDP_PASS_ && r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE &&
+		       r.p.roce.psn == 6001 && (r.p.roce.byte4 & LH_DNACK_MARK),
+	       "unsure: the NIC's ACK of its first PSN: sure; the next gap is held, a Depot-NACK of 6001");
 }
 
 int main(void)

@@ -150,7 +150,8 @@ static const struct {
 	{ LH_QPF_REWIND_PENDING, "rewind_pending" }, { LH_QPF_NIC_RETRY, "nic_retry" },
 	{ LH_QPF_NAK_DEFERRED, "nak_deferred" }, { LH_QPF_GW_OFF, "gw_off" },
 	{ LH_QPF_STALE, "stale" }, { LH_QPF_S_SYNCED, "synced" },
-	{ LH_QPF_S_ACKED, "acked" },
+	{ LH_QPF_S_ACKED, "acked" },	   { LH_QPF_LISTED, "listed" },
+	{ LH_QPF_WIDE, "wide" },	   { LH_QPF_D_UNSURE, "unsure" },
 };
 
 static void print_flags(__u32 flags)

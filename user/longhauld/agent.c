@@ -286,6 +286,9 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 	/* a T/C-SACK report goes even with nothing held: it says all arrived */
 	if (!ag->wan_io[0] || (!sack && qp->d_deliv == qp->d_high))
 		return -EAGAIN;
+	/* learned mid-flight, the NIC not yet past its first PSN: no ePSN to claim (LH_QPF_D_UNSURE) */
+	if (qp->flags & LH_QPF_D_UNSURE)
+		return -EAGAIN;
 	/* paired in lh_pair, not yet copied into the QP by the programs */
 	if (!(qp->flags & LH_QPF_PAIRED) && bpf_map_lookup_elem(ag->pair_fd, k, &peer))
 		return -EAGAIN; /* the timer tries again once the NIC's first ACK paired it */

@@ -350,11 +350,17 @@ static __always_inline void lh_hp_remove(struct lh_hostpair *hp, __u32 i)
 /*
  * Drop the dead entries a scan found (highest index first: each is
  * replaced by the last), and the QP at best_i when take is set, provided
- * the list did not change since the scan (ver). An emptied entry is
- * marked dead and deleted. Returns whether best_i was taken.
+ * the list did not change since the scan (ver). An emptied entry stays,
+ * empty and no longer wide; only the agent's prune (reap) marks one dead
+ * and deletes it. Deleted on the packet path, a QP being learned on
+ * another CPU met the dead entry until the delete (a busy 2-vCPU host can
+ * stall a CPU that long), found no list, and blocked all pairing for 2 s
+ * (48-scale, 1024 QPs: 2 QPs unlisted in a fresh-clone CI run). Returns
+ * whether best_i was taken.
  */
 static __always_inline bool lh_pair_commit(struct lh_hostpair *hp, struct lh_pair_scan *s,
-					   struct lh_hostpair_key *hk, __u32 ver, bool take)
+					   struct lh_hostpair_key *hk, __u32 ver, bool take,
+					   bool reap)
 {
 	bool taken = false, empty = false;
 	__u32 j;
@@ -381,8 +387,11 @@ static __always_inline bool lh_pair_commit(struct lh_hostpair *hp, struct lh_pai
 	if (taken && s->best_i < hp->n && hp->n <= LH_HOSTPAIR_QPS)
 		lh_hp_remove(hp, s->best_i);
 	if (!hp->n) {
-		hp->dead = 1;
-		empty = true;
+		hp->wide = 0;
+		if (reap) {
+			hp->dead = 1;
+			empty = true;
+		}
 	}
 	bpf_spin_unlock(&hp->lock);
 	if (empty)
@@ -412,7 +421,7 @@ __noinline int lh_hostpair_prune(struct lh_hostpair_key *hk)
 	s->prune_only = true;
 	bpf_loop(LH_HOSTPAIR_QPS, lh_pair_scan_one, &c, 0);
 	if (s->ndead || !s->n)
-		lh_pair_commit(c.hp, s, &key, 0, false);
+		lh_pair_commit(c.hp, s, &key, 0, false, true);
 	return s->ndead;
 }
 
@@ -481,10 +490,10 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 		lh_count(st, LH_STAT_PAIR_AMBIGUOUS);
 	if (s->match != 1) {
 		if (s->ndead)
-			lh_pair_commit(c.hp, s, &hk, ver, false);
+			lh_pair_commit(c.hp, s, &hk, ver, false, false);
 		return -1;
 	}
-	if (!lh_pair_commit(c.hp, s, &hk, ver, true))
+	if (!lh_pair_commit(c.hp, s, &hk, ver, true, false))
 		return -1; /* the list changed meanwhile: the next ACK */
 	s->k.dqpn = s->best_dqpn; /* the data key */
 	peer = p->qpn;

@@ -566,6 +566,23 @@ static bool hostpair_of(const struct dp_flow *fl, struct lh_hostpair *hp)
 	return !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_hostpair"), &hk, hp);
 }
 
+/* The agent's prune of fl's host pair list (lh_dc_cmd): the QPs it dropped */
+static int prune_hostpair(const struct dp_flow *fl)
+{
+	struct {
+		uint8_t eth[14];
+		struct lh_cmd c;
+	} __attribute__((packed)) cmd = { .eth = { [12] = 0x08 }, .c.op = LH_CMD_HOSTPAIR_PRUNE };
+	struct lh_qp_key k;
+	struct run r;
+
+	dp_qp_key(fl, &k);
+	memcpy(cmd.c.hk.saddr, k.saddr, 16);
+	memcpy(cmd.c.hk.daddr, k.daddr, 16);
+	tc("lh_dc_cmd", (const uint8_t *)&cmd, sizeof(cmd), &r);
+	return (int)r.verdict;
+}
+
 /* The requester's QPN lh_pair holds for data QPN dqpn of fl's host pair; 0: none */
 static uint32_t paired_with(const struct dp_flow *fl, uint32_t dqpn)
 {
@@ -669,8 +686,11 @@ static void pairing_ranges(void)
 	       "pairing: an ACK of a PSN only one of them forwarded pairs that one, which leaves the list");
 
 	nic_ack(&fl, 0x400, 5001, 0x1f);
-	tap_ok(paired_with(&fl, 0x300) == 0x400 && !hostpair_of(&fl, &hp),
-	       "pairing: the other's ACK pairs it now; the emptied list is deleted");
+	tap_ok(paired_with(&fl, 0x300) == 0x400 && hostpair_of(&fl, &hp) && hp.n == 0 && !hp.dead &&
+		       !hp.wide,
+	       "pairing: the other's ACK pairs it now; the emptied list stays for the next QP (no wide mark)");
+	tap_ok(prune_hostpair(&fl) == 0 && !hostpair_of(&fl, &hp),
+	       "pairing: the agent's prune deletes the emptied list");
 
 	depot_send(&fl, 0x302, 7000);
 	c0 = ctr("paired");
@@ -693,7 +713,7 @@ static void pairing_ranges(void)
 		nic_ack(&many, 0x5000 + q, (q * 40000 + 124) & ROCE_PSN_MASK, 0x1f);
 	for (q = 0; q < 100; q++)
 		wrong += paired_with(&many, 0x1000 + q) != 0x5000 + q;
-	tap_ok(ctr("paired") == c0 + 100 && !wrong && !hostpair_of(&many, &hp),
+	tap_ok(ctr("paired") == c0 + 100 && !wrong && hostpair_of(&many, &hp) && hp.n == 0,
 	       "pairing: 100 QPs between the same two hosts, each paired with its own requester in BPF (%u wrong)",
 	       wrong);
 	tap_ok(ctr("pair_exact") == c1 + 100,

@@ -166,9 +166,12 @@ check_model() {
 	lh_topo_up two-dc --rtt 1ms --match roce --seed 22 --dcb-loss-a2b 'every 50' --dcb-loss-b2a 'random 1%'
 	r=$(COUNT=50000 LH_PROBE_RECV="--raw --dev dc --list-lost" probe_a2b)
 	# the host-link program counts UDP frames only: a neighbour refresh during
-	# the run shifts nothing (the phase may still differ if a UDP frame came first)
+	# the run shifts nothing (the phase may still differ if a UDP frame came first).
+	# It counts frames as they arrive: frames reordered before it (a busy host: a
+	# fresh-clone CI run saw 63) move a drop by a place or two, not the count
 	jq_assert "$r" '.lost == 1000 and .lost_seqs[0] < 50 and
-		([.lost_seqs as $l | range(1; $l | length) | $l[.] - $l[. - 1]] | all(. == 50))'
+		([.lost_seqs as $l | range(1; $l | length) | $l[.] - $l[. - 1]] |
+			(map(select(. == 50)) | length) >= 990 and all(. >= 45 and . <= 55))'
 	r=$(probe_b2a)
 	check_model "$r" 0.01 "$(lh_calc '1 / 0.99')"
 }

@@ -105,8 +105,10 @@ wan_loss_both_ways() {
 	[ "$(lr2_ctr a sentry_gap_drop)" -gt 0 ]
 	# what followed a gap was dropped at the Sentry, so the WAN and the Depot saw no
 	# gap, except before the QP was paired (no NAK possible): that gap goes over the
-	# WAN and the Depot NACKs it, once
-	[ "$(lr2_ctr b depot_nack)" -le "$(lr2_ctr a sentry_unpaired)" ]
+	# WAN and the Depot NACKs it, once; and except after a recovery the Sentry's
+	# watchdog gave up (a slow host: fail open, a fresh-clone CI run with a busy
+	# machine, 1 watchdog, 1 such NACK)
+	[ "$(lr2_ctr b depot_nack)" -le $(($(lr2_ctr a sentry_unpaired) + $(lr2_ctr a sentry_watchdog))) ]
 }
 
 @test "loss inside the receiver's DC: the receiving NIC's NAKs are answered from the backup pool" {

@@ -80,7 +80,7 @@ restart_both() {
 # one adopts it. The XDP link on GW's WAN interface before and after go to
 # $BATS_TEST_TMPDIR/GW.links
 takeover() {
-	local g=$1 old i
+	local g=$1 old i before now
 	old=$(cat "$BATS_FILE_TMPDIR/$g.pid")
 	links_of "$g" >"$BATS_TEST_TMPDIR/$g.links"
 	cp "$BATS_FILE_TMPDIR/$g.log" "$BATS_TEST_TMPDIR/$g.old.log"
@@ -90,7 +90,15 @@ takeover() {
 		sleep 0.05
 	done
 	! kill -0 "$old" 2>/dev/null || { echo "the old agent on $g still runs" >&2; return 1; }
-	links_of "$g" >>"$BATS_TEST_TMPDIR/$g.links"
+	# what bpftool shows of the link may lag its update a moment on a busy host (a
+	# fresh-clone CI run: gwb's tcx link still showed the old program): up to 2 s
+	before=$(head -1 "$BATS_TEST_TMPDIR/$g.links")
+	for i in $(seq 20); do
+		now=$(links_of "$g" | head -1)
+		[ "${now% *}" = "${before% *}" ] || break
+		sleep 0.1
+	done
+	echo "$now" >>"$BATS_TEST_TMPDIR/$g.links"
 }
 
 takeover_both() {

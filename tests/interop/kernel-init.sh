@@ -92,6 +92,26 @@ for t in $LH_TESTS; do
 	emit "LH-TAP-S $n $(awk -v a="$t0" -v b="$(up_s)" 'BEGIN { printf "%.2f", b - a }')"
 done
 
+# wait_for PID LOG PATTERN: until LOG has PATTERN, or PID is gone, at most 60 s
+wait_for() {
+	i=0
+	while [ $i -lt 300 ] && kill -0 $1 2>/dev/null; do
+		grep -q -e "$3" $2 && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# show_filters KEY TAG: the tc filters of both interfaces, both hooks, as KEY TAG lines
+show_filters() {
+	for d in lhdc lhwan; do
+		for h in ingress egress; do
+			tc filter show dev $d $h 2>/dev/null | sed "s/^/$1 $2 $d $h /" >>$OUT
+		done
+	done
+}
+
 # 3. the agent on two veth pairs, each mode: attach, hold, detach on SIGTERM
 if [ -n "$LH_LONGHAULD" ]; then
 	ip link add lhdc type veth peer name lhdc1 &&
@@ -103,16 +123,9 @@ if [ -n "$LH_LONGHAULD" ]; then
 		"$LH_LONGHAULD" --dc lhdc --wan lhwan --mode $mode --max-qps 64 --pool-slots 256 \
 			</dev/null >/tmp/lhd 2>&1 &
 		pid=$!
-		i=0
-		while [ $i -lt 300 ] && kill -0 $pid 2>/dev/null; do
-			grep -q -e 'attached' /tmp/lhd && sleep 2 && break
-			sleep 0.2
-			i=$((i + 1))
-		done
+		wait_for $pid /tmp/lhd attached && sleep 2
+		show_filters LH-LHD-TC $mode
 		for d in lhdc lhwan; do
-			for h in ingress egress; do
-				tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-TC $mode $d $h /" >>$OUT
-			done
 			ip -d link show dev $d | grep -o 'prog/xdp[a-z]* id [0-9]*' | sed "s/^/LH-LHD-TC $mode $d /" >>$OUT
 		done
 		alive=0
@@ -135,26 +148,12 @@ if [ -n "$LH_LONGHAULD" ]; then
 	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-lr2 --max-qps 64 --pool-slots 256 \
 		</dev/null >/tmp/lhd-lr2 2>&1 &
 	plr2=$!
-	i=0
-	while [ $i -lt 300 ] && kill -0 $plr2 2>/dev/null; do
-		grep -q running /tmp/lhd-lr2 && break
-		sleep 0.2
-		i=$((i + 1))
-	done
+	wait_for $plr2 /tmp/lhd-lr2 running
 	"$LH_LONGHAULD" --mode credit --dc lhdc --credit-route 10.98.0.0/24,10.97.0.2,lhwan \
 		--instance kc-cr </dev/null >/tmp/lhd-cr 2>&1 &
 	pcr=$!
-	i=0
-	while [ $i -lt 300 ] && kill -0 $pcr 2>/dev/null; do
-		grep -q running /tmp/lhd-cr && sleep 1 && break
-		sleep 0.2
-		i=$((i + 1))
-	done
-	for d in lhdc lhwan; do
-		for h in ingress egress; do
-			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-TC coexist $d $h /" >>$OUT
-		done
-	done
+	wait_for $pcr /tmp/lhd-cr running && sleep 1
+	show_filters LH-LHD-TC coexist
 	alive=0
 	kill -0 $plr2 2>/dev/null && kill -0 $pcr 2>/dev/null && alive=1
 	emit "LH-LHD-ALIVE coexist $alive"
@@ -166,11 +165,7 @@ if [ -n "$LH_LONGHAULD" ]; then
 		wait $2
 		emit "LH-LHD-RC $1 $?"
 		strip_log <$3 | sed "s/^/LH-LHD $1 /" >>$OUT
-		for d in lhdc lhwan; do
-			for h in ingress egress; do
-				tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-AFTER $1 $d $h /" >>$OUT
-			done
-		done
+		show_filters LH-LHD-AFTER $1
 	}
 	stop_coexist coexist $pcr /tmp/lhd-cr
 	stop_coexist coexist-lr2 $plr2 /tmp/lhd-lr2
@@ -184,34 +179,16 @@ if [ -n "$LH_LONGHAULD" ]; then
 	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-tk --max-qps 64 --pool-slots 256 \
 		</dev/null >/tmp/lhd-tk1 2>&1 &
 	ptk1=$!
-	i=0
-	while [ $i -lt 300 ] && kill -0 $ptk1 2>/dev/null; do
-		grep -q running /tmp/lhd-tk1 && break
-		sleep 0.2
-		i=$((i + 1))
-	done
-	for d in lhdc lhwan; do
-		for h in ingress egress; do
-			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-TC takeover-old $d $h /" >>$OUT
-		done
-	done
+	wait_for $ptk1 /tmp/lhd-tk1 running
+	show_filters LH-LHD-TC takeover-old
 	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-tk --max-qps 64 --pool-slots 256 \
 		--takeover </dev/null >/tmp/lhd-tk2 2>&1 &
 	ptk2=$!
-	i=0
-	while [ $i -lt 300 ] && kill -0 $ptk2 2>/dev/null; do
-		grep -q running /tmp/lhd-tk2 && break
-		sleep 0.2
-		i=$((i + 1))
-	done
+	wait_for $ptk2 /tmp/lhd-tk2 running
 	wait $ptk1
 	emit "LH-LHD-RC takeover-old $?"
 	strip_log </tmp/lhd-tk1 | sed "s/^/LH-LHD takeover-old /" >>$OUT
-	for d in lhdc lhwan; do
-		for h in ingress egress; do
-			tc filter show dev $d $h 2>/dev/null | sed "s/^/LH-LHD-TC takeover $d $h /" >>$OUT
-		done
-	done
+	show_filters LH-LHD-TC takeover
 	alive=0
 	kill -0 $ptk2 2>/dev/null && alive=1
 	emit "LH-LHD-ALIVE takeover $alive"

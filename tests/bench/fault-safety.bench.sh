@@ -151,6 +151,10 @@ cell() {
 	printf -v "$1" '%s' "$(summary <"$TMP/$1.jsonl")"
 }
 
+# the same runs with nothing of longhaul: what the flood's sender costs this
+# 2-core host by itself (lhpkt and the transfer share the CPUs)
+cell pb
+cell pf flood
 agents_up "${PEERS[@]}"
 cell base
 cell fl flood
@@ -161,20 +165,23 @@ cell ld two_loads
 cell tk takeover_both
 cell rs restart_both
 agents_down
-echo "no fault $base; flood with --peer $fl, without $fn; two loads $ld; takeover $tk; restart $rs" >&2
+echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, without $fn; two loads $ld; takeover $tk; restart $rs" >&2
 
 row "no fault" "$base" "no fault" "$base"
 row "flood, --peer" "$fl" "no fault" "$base"
 row "flood, no --peer" "$fn" "no fault" "$base"
+row "without longhaul, no fault" "$pb" "without longhaul, no fault" "$pb"
+row "without longhaul, the same flood (its sender's CPU alone)" "$pf" "without longhaul, no fault" "$pb"
 row "no fault, two agent loads beside (CPU)" "$ld" "no fault" "$base"
 row "both agents taken over (--takeover)" "$tk" "no fault" "$base"
 row "both agents taken over, against the loads beside" "$tk" "no fault, two agent loads beside (CPU)" "$ld"
 row "both agents stopped and started" "$rs" "no fault" "$base"
+row "both agents stopped and started, against the loads beside" "$rs" "no fault, two agent loads beside (CPU)" "$ld"
 
 printf '%s\n' "${rows[@]}" | jq -s '{
 	name: "fault-safety",
 	title: "Fault safety: a spoofed flood and agent restarts against the same runs without them",
-	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). Takeover: both agents replaced 1.5 s into the run by longhauld --takeover (goal >= 0.9); beside it the same runs with two agent loads in a namespace of their own and no fault, the CPU a takeover costs on this 2-core host, and the takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). The integrity check of reports and RSVP messages is not built, so it has no row.",
+	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). Takeover: both agents replaced 1.5 s into the run by longhauld --takeover (goal >= 0.9); beside it the same runs with two agent loads in a namespace of their own and no fault, the CPU a takeover costs on this 2-core host, and the takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

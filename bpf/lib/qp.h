@@ -245,8 +245,25 @@ struct lh_pair_scan {
 	__u32 ndead;
 	__u32 dead_i[LH_PAIR_PRUNE_MAX];
 	__u32 dead_dqpn[LH_PAIR_PRUNE_MAX];
+	__u32 ack_qpn; /* the ACK's destination QPN: the requester's */
+	__u16 ack_sport; /* the ACK's UDP source port */
+	bool unwitnessed; /* a wide QP's range held the PSN, its source port did not link it */
 	bool prune_only;
 };
+
+/*
+ * Whether a data QP's UDP source port links it to an ACK: a NIC that gives
+ * both directions of a connection one port (mlx5 by its flow label of both
+ * QPNs, lhperf), or Linux rxe, whose requester sends from 0xc000 +
+ * hash_32(its QPN, 14) (rxe_qp.c; hash_32: GOLDEN_RATIO_32 multiply,
+ * include/linux/hash.h), the QPN the ACK is sent to.
+ */
+static __always_inline bool lh_sport_links(__u16 data_sport, __u16 ack_sport, __u32 ack_qpn)
+{
+	__u32 h = (ack_qpn * 0x61C88647u) >> (32 - 14);
+
+	return data_sport == ack_sport || data_sport == (__u16)(0xc000 | (h & 0x3fff));
+}
 
 /* Room for a scan (its callers' stacks are full), not pinned, one per object */
 struct {
@@ -317,6 +334,19 @@ static long lh_pair_scan_one(__u32 i, void *ctx)
 		return 0; /* listed twice: one QP */
 	if (!lh_pair_range_holds(qp, flags, s->psn))
 		return 0;
+	/*
+	 * A wide QP (learned mid-flight) may share its wide range with a QP
+	 * this gateway has not learned yet (quiet since the agent started): its
+	 * ACKs then found the wide one the only match, and paired it wrong (a
+	 * make soak run, an agent restarted: the filter dropped a QP's resends
+	 * as acknowledged by another's ACKs, a QP error). It pairs only with an
+	 * ACK its source port links it to; a NIC that does neither leaves it
+	 * unpaired, passed as with no gateway.
+	 */
+	if ((flags & LH_QPF_WIDE) && !lh_sport_links(READ_ONCE(qp->sport), s->ack_sport, s->ack_qpn)) {
+		s->unwitnessed = true;
+		return 0;
+	}
 	s->match++;
 	s->best_i = i;
 	s->best_dqpn = dqpn;
@@ -465,6 +495,8 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 	__builtin_memcpy(s->k.saddr, hk.saddr, 16);
 	__builtin_memcpy(s->k.daddr, hk.daddr, 16);
 	s->psn = p->psn;
+	s->ack_qpn = p->qpn;
+	s->ack_sport = p->sport;
 	ver = READ_ONCE(c.hp->ver);
 	asm volatile("" ::: "memory");
 	s->n = READ_ONCE(c.hp->n);
@@ -488,6 +520,8 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 		bpf_loop(LH_HOSTPAIR_QPS, lh_pair_scan_one, &c, 0);
 	if (s->match > 1)
 		lh_count(st, LH_STAT_PAIR_AMBIGUOUS);
+	if (s->unwitnessed)
+		lh_count(st, LH_STAT_PAIR_UNLINKED);
 	if (s->match != 1) {
 		if (s->ndead)
 			lh_pair_commit(c.hp, s, &hk, ver, false, false);

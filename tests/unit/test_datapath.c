@@ -2014,6 +2014,37 @@ static void depot_wide_unpaired(void)
 	       "unsure: the NIC's ACK of its first PSN: sure; the next gap is held, a Depot-NACK of 6001");
 }
 
+/*
+ * A QP learned mid-flight (wide) pairs only with an ACK its UDP source port
+ * links it to: the same port both ways (mlx5, lhperf) or rxe's requester
+ * port (0xc000 + hash_32(QPN, 14)). An ACK of a QP this gateway never
+ * learned, whose PSN the wide QP's range holds, pairs nothing.
+ */
+static void pairing_wide_linked(void)
+{
+	struct dp_flow fl = f4;
+	uint32_t rxe_port = 0xc000 | (((0x777u * 0x61C88647u) >> 18) & 0x3fff);
+	int64_t c0;
+
+	fl.b.v4.s_addr = htonl(0x0a000a44);
+	set_guard(mono_ns() + 1000000000ull, 0);
+	dp_data_sport = (uint16_t)rxe_port; /* its requester, QPN 0x777, is an rxe */
+	depot_send(&fl, 0x700, 3000);
+	set_guard(0, 0);
+	dp_data_sport = 0;
+	c0 = ctr("pair_unlinked");
+	dp_ack_sport = 0xd123; /* another connection's responder, same PSNs */
+	nic_ack(&fl, 0x778, 3000, 0x1f);
+	tap_ok(!paired_with(&fl, 0x700) && ctr("pair_unlinked") == c0 + 1,
+	       "pairing: a wide QP, the only one listed, and an ACK its port does not link: not paired, counted");
+	dp_ack_sport = 0xc555; /* rxe's responder sends from its own port */
+	nic_ack(&fl, 0x777, 3000, 0x1f);
+	dp_ack_sport = 0;
+	tap_ok(paired_with(&fl, 0x700) == 0x777,
+	       "pairing: the ACK to QPN 0x777, whose rxe port (0x%04x) the data came from: paired", rxe_port);
+	forget(&fl, 0x700, LH_QPF_DEPOT);
+}
+
 int main(void)
 {
 	if (getuid()) {
@@ -2043,6 +2074,7 @@ int main(void)
 	report_mac(&f4, "IPv4");
 	report_mac(&f6, "IPv6");
 	qp_limits();
+	pairing_wide_linked();
 	sentry();
 	sentry_gb0_echo();
 	sentry_echo_every();

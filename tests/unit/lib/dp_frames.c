@@ -44,6 +44,7 @@ void dp_payload_for(uint32_t psn, uint8_t *p)
 }
 
 uint32_t dp_data_qpn, dp_ack_qpn;
+uint16_t dp_data_sport, dp_ack_sport;
 
 size_t dp_data_frame(const struct dp_flow *fl, uint32_t psn, uint8_t *buf)
 {
@@ -56,6 +57,8 @@ size_t dp_data_frame(const struct dp_flow *fl, uint32_t psn, uint8_t *buf)
 	s.ttl = 62;
 	s.roce.opcode = ROCE_RC_RDMA_WRITE_MIDDLE;
 	s.roce.dqpn = dp_data_qpn ? dp_data_qpn : DP_QP_R;
+	if (dp_data_sport)
+		s.sport = dp_data_sport;
 	s.roce.psn = psn & ROCE_PSN_MASK;
 	dp_payload_for(psn, pay);
 	s.payload = pay;
@@ -76,6 +79,8 @@ size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, ui
 	memcpy(s.dst_mac, "\x02\x99\x99\x99\x99\x01", 6);
 	s.roce.opcode = ROCE_RC_ACKNOWLEDGE;
 	s.roce.dqpn = dp_ack_qpn ? dp_ack_qpn : DP_QP_S;
+	if (dp_ack_sport)
+		s.sport = dp_ack_sport;
 	s.roce.psn = psn & ROCE_PSN_MASK;
 	s.roce.byte4 = byte4;
 	s.roce.aeth.syndrome = syndrome;

@@ -52,6 +52,8 @@ size_t dp_data_frame(const struct dp_flow *fl, uint32_t psn, uint8_t *buf);
 /* ACK or NAK from responder b to requester a, from the receiving NIC */
 /* requester's QPN of the frames dp_ack_frame builds (0: DP_QP_S, the default) */
 extern uint32_t dp_ack_qpn;
+/* UDP source ports of the data and ACK frames (0: 0xc000, pkt.c's default, for both) */
+extern uint16_t dp_data_sport, dp_ack_sport;
 size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, uint8_t byte4,
 		    uint32_t msn, uint8_t *buf);
 

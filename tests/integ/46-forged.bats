@@ -96,10 +96,11 @@ forged_run() {
 	[ "$(lr2_ctr a sentry_sr_drop)" -gt 0 ]
 }
 
-# flood_gwb N: N RDMA WRITE packets into gwb's WAN interface from the WAN side,
-# from 10.9.0.1 (no peer: behind no gateway) to the responder, each a new QPN
+# flood_gwb N [SRC]: N RDMA WRITE packets into gwb's WAN interface from the WAN
+# side, from SRC (default 10.9.0.1: no peer, behind no gateway) to the
+# responder, each a new QPN
 flood_gwb() {
-	lh_exec wan "$LH_BIN/lhpkt" send --dev gwb --src 10.9.0.1 --dst 10.2.0.10 \
+	lh_exec wan "$LH_BIN/lhpkt" send --dev gwb --src "${2:-10.9.0.1}" --dst 10.2.0.10 \
 		--smac 02:4c:48:00:02:02 --dmac 02:4c:48:00:04:02 --opcode RC_RDMA_WRITE_MIDDLE \
 		--payload 1024 --qpn 0x500000 --qpn-step 1 --psn 5000 --count "$1" --gap-us 200
 }
@@ -133,9 +134,7 @@ flood_gwb() {
 	lr2_agents_up --peer 10.1.0.0/24 --peer fd00:1::/64 --peer 10.2.0.0/24 --peer fd00:2::/64 \
 		--host-qps 64
 	sb=$(lr2_stats gwb)
-	(sleep 1 && lh_exec wan "$LH_BIN/lhpkt" send --dev gwb --src 10.1.0.99 --dst 10.2.0.10 \
-		--smac 02:4c:48:00:02:02 --dmac 02:4c:48:00:04:02 --opcode RC_RDMA_WRITE_MIDDLE \
-		--payload 1024 --qpn 0x500000 --qpn-step 1 --psn 5000 --count 3000 --gap-us 200) &
+	(sleep 1 && flood_gwb 3000 10.1.0.99) &
 	pid=$!
 	lr2_xfer -D 4 -S 65536 -R 6 --psn 1000
 	wait "$pid" || st=$?

@@ -63,7 +63,19 @@ gw_loss() {
 	[ "$(lr2_ctr a sentry_cached)" -eq "$(lr2_ctr a sentry_in_order)" ]
 	[ "$(lr2_ctr a sentry_uncached)" -eq "$(lr2_ctr a sentry_cached)" ]
 	[ "$(lr2_ctr a sentry_gw_report)" -eq 0 ]
-	[ "$(jq_get "$LR2_W" .a2b.matched)" -eq "$n" ]
+	# nothing crossed the WAN twice but the silence rule's tail re-sends:
+	# with the ACK of a message's last packet later than RTO + 2T (2 cores
+	# under CI's load) the Sentry re-sends that packet, by design (a fresh
+	# clone's CI at 01975f9: 6401 frames for 6400, the Depot delivered 1
+	# duplicate). The agent says on exit how many.
+	lr2_agents_down
+	local tails
+	tails=$(sed -nE 's/.*gateway recovery: .* ([0-9]+) tail re-sends.*/\1/p' \
+		"$BATS_FILE_TMPDIR/gwa.log" | tail -1)
+	lr2_agents_up "${LR2_GW[@]}"
+	echo "tail re-sends: $tails"
+	[ -n "$tails" ] && [ "$tails" -le 2 ]
+	[ "$(jq_get "$LR2_W" .a2b.matched)" -eq $((n + tails)) ]
 }
 
 @test "gateway, WAN random loss 0.1% both ways: the NIC never rewinds, the receiver never sees a gap" {

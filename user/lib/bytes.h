@@ -41,4 +41,16 @@ static inline void put64(uint8_t *p, uint64_t v)
 	put32(p + 4, (uint32_t)v);
 }
 
+/* The value of one hex digit (either case), or -1 */
+static inline int lh_hex_nibble(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 #endif /* LH_BYTES_H */

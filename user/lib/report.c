@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "bytes.h"
 #include "report.h"
 
 ssize_t lh_report_frame(const struct lh_pkt_spec *s, const struct lh_report_info *ri, void *buf,
@@ -60,17 +61,6 @@ void lh_report_addr16(int family, const union lh_ip_addr *a, uint8_t out[16])
 	memcpy(out + 12, &a->v4, 4);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int lh_report_key_load(const char *path, uint8_t key[LH_SIPHASH_KEY_LEN], char *err, size_t errlen)
 {
 	char text[256];
@@ -85,7 +75,7 @@ int lh_report_key_load(const char *path, uint8_t key[LH_SIPHASH_KEY_LEN], char *
 	fclose(f);
 	text[n] = 0;
 	for (i = 0; i < n; i++) {
-		int v = hexval(text[i]);
+		int v = lh_hex_nibble(text[i]);
 
 		if (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')
 			continue;

@@ -11,18 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bytes.h"
 #include "md5.h"
 #include "rsvp_key.h"
-
-static int hex_nibble(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
 
 /* A Key Identifier: decimal, or hex after 0x; at most 48 bits */
 static int parse_key_id(const char *s, size_t n, uint64_t *id)
@@ -38,7 +29,7 @@ static int parse_key_id(const char *s, size_t n, uint64_t *id)
 	if (i == n)
 		return -EINVAL;
 	for (; i < n; i++) {
-		int d = base == 16 ? hex_nibble(s[i])
+		int d = base == 16 ? lh_hex_nibble(s[i])
 				   : (isdigit((unsigned char)s[i]) ? s[i] - '0' : -1);
 
 		if (d < 0)
@@ -87,7 +78,7 @@ int rsvp_key_line_parse(const char *line, uint64_t *id, uint8_t *secret, size_t 
 		return -EINVAL;
 	}
 	for (i = 0; i < keyn / 2; i++) {
-		int hi = hex_nibble(keyp[2 * i]), lo = hex_nibble(keyp[2 * i + 1]);
+		int hi = lh_hex_nibble(keyp[2 * i]), lo = lh_hex_nibble(keyp[2 * i + 1]);
 
 		if (hi < 0 || lo < 0) {
 			secret_wipe(secret, i);

@@ -1167,19 +1167,12 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.hostpair_fd = lhd_map_fd(dp, "lh_hostpair");
 	/*
 	 * QPs may be mid-flight now: their ACKs can name PSNs from before the
-	 * programs saw them, which pairing must count in (LH_QPF_WIDE). Such a
-	 * QP sends again within a retransmit timeout (67 ms by default on rxe
-	 * and perftest) or at once: it is learned within 4 round trips and 100 ms.
-	 * Not so in an adopted data path: it saw every packet meanwhile.
+	 * programs saw them, which pairing must count in (LH_QPF_WIDE); from
+	 * the attach on (datapath.c), and from here. Not so in an adopted data
+	 * path: it saw every packet meanwhile.
 	 */
-	if (!dp->adopted) {
-		struct lh_pair_guard g = {
-			.wide_until_ns = now_ns() + 4000ull * cfg->wan_rtt_us + 100000000ull
-		};
-		uint32_t zero = 0;
-
-		bpf_map_update_elem(lhd_map_fd(dp, "lh_pair_guard"), &zero, &g, BPF_ANY);
-	}
+	if (lhd_datapath_relearn(dp, cfg))
+		goto out;
 	ag.config_fd = lhd_map_fd(dp, "lh_config");
 	ag.guard_ms = cfg->wan_rtt_us / 1000 + 1; /* as datapath.c set it */
 	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));

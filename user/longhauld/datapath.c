@@ -552,12 +552,50 @@ static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	return 0;
 }
 
+/*
+ * A data path not adopted starts with no QP while transfers may be mid-flight:
+ * QPs learned from now on for 4 round trips and 100 ms are LH_QPF_WIDE (and a
+ * Depot's LH_QPF_D_UNSURE). Such a QP sends again within a retransmit timeout
+ * (67 ms by default on rxe and perftest) or at once. Written before the
+ * programs attach, and again as the agent starts (the later end holds): a QP
+ * learned in between, on the first packets, was taken for new (a Depot
+ * restarted mid-transfer NACKed a gap from the first PSN it saw, ahead of the
+ * receiving NIC: a QP error, in a soak at 01975f9).
+ */
+int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	struct lh_pair_guard g = { 0 };
+	struct timespec ts;
+	uint32_t zero = 0;
+	uint64_t until;
+	int fd = lhd_map_fd(dp, "lh_pair_guard");
+
+	if (fd < 0 || dp->adopted)
+		return 0;
+
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC; what the programs wrote meanwhile stays */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	until = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
+		4000ull * cfg->wan_rtt_us + 100000000ull;
+	if (bpf_map_lookup_elem(fd, &zero, &g))
+		memset(&g, 0, sizeof(g));
+	if (g.wide_until_ns < until)
+		g.wide_until_ns = until;
+	if (bpf_map_update_elem(fd, &zero, &g, BPF_ANY)) {
+		pr_warn("write lh_pair_guard: %s\n", strerror(errno));
+		return EXIT_KERNEL;
+	}
+	return 0;
+}
+
 static int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	int fd, i;
 
 	/* adopted: the stopped agent marked the data path agentless after this one loaded */
 	if (dp->adopted && write_lr2_config(dp, cfg))
+		return EXIT_KERNEL;
+	if (lhd_datapath_relearn(dp, cfg))
 		return EXIT_KERNEL;
 
 	fd = attach_xdp(dp, prog_fd(dp, 1, "lh_dc_xdp"), &cfg->dc, "dc", "lh_dc_xdp", cfg);

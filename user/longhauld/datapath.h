@@ -90,5 +90,7 @@ int lhd_datapath_attach(struct lhd_datapath *dp, const struct lhd_config *cfg);
 void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bool keep);
 /* fd of a map by name, -1 when the data path has none */
 int lhd_map_fd(const struct lhd_datapath *dp, const char *name);
+/* QPs learned from now on for a while were mid-flight (LH_QPF_WIDE): not when adopted */
+int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config *cfg);
 
 #endif /* LONGHAULD_DATAPATH_H */

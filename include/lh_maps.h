@@ -100,6 +100,17 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
  * the receiver never got (a Depot restarted mid-transfer: QP errors)
  */
 #define LH_QPF_D_UNSURE 0x20000
+/*
+ * Sentry: the NIC may have sent past s_next without this Sentry seeing it:
+ * an ACK, NAK or Depot-NACK beyond s_next went to it (a QP learned
+ * mid-flight, whose earlier packets went by before the programs ran), or the
+ * watchdog gave a recovery up. The next PSN beyond s_next is taken as sent
+ * (s_next moves there), not as a gap inside the sender DC: a Sentry-NACK from
+ * the s_una of before would be older than what the NIC was told, which it
+ * ignores, and the filter would drop its resends until it gives up (a QP
+ * error in a soak of restarts at 01975f9).
+ */
+#define LH_QPF_S_JUMP 0x40000
 /* Sentry: any of these makes it filter or hold back; the watchdog clears them */
 #define LH_QPF_SENTRY_BUSY \
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \

@@ -55,6 +55,7 @@ enum sentry_action {
 	SENTRY_SR_DROP,
 	SENTRY_ACK_ECHO,
 	SENTRY_ACKED_DROP,
+	SENTRY_JUMP,
 };
 
 /* An echoed ACK per QP after this many ~microseconds (ktime >> 10) ... */
@@ -493,6 +494,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		qp->last_progress_ns = now;
 		qp->s_rtt_tx_ns = 0;
 		qp->s_wd_fired++;
+		qp->flags |= LH_QPF_S_JUMP; /* what the NIC sends next is its own doing */
 		watchdog_ns = 0; /* says it fired */
 	}
 	d = psn_diff(psn, qp->s_next);
@@ -508,8 +510,14 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			sentry_episode_stop(qp);
 		act = SENTRY_PASS_NEW;
 	} else if (d > 0) {
-		if ((qp->flags & (LH_QPF_PAIRED | LH_QPF_S_SYNCED)) !=
-		    (LH_QPF_PAIRED | LH_QPF_S_SYNCED)) {
+		if (qp->flags & LH_QPF_S_JUMP) {
+			/* the NIC was told of PSNs past s_next (LH_QPF_S_JUMP): no gap of ours */
+			qp->flags &= ~(LH_QPF_S_JUMP | LH_QPF_SNAK_SENT);
+			qp->s_next = psn_add(psn, 1);
+			qp->s_tx_ns = now;
+			act = SENTRY_JUMP;
+		} else if ((qp->flags & (LH_QPF_PAIRED | LH_QPF_S_SYNCED)) !=
+			   (LH_QPF_PAIRED | LH_QPF_S_SYNCED)) {
 			/*
 			 * No NAK possible before the first ACK (no requester QPN,
 			 * and no receiver's point to NAK from: a NAK acknowledges
@@ -632,6 +640,9 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	case SENTRY_UNPAIRED:
 		lh_count(st, LH_STAT_SENTRY_UNPAIRED);
 		return XDP_PASS;
+	case SENTRY_JUMP:
+		lh_count(st, LH_STAT_SENTRY_JUMP);
+		return XDP_PASS;
 	case SENTRY_SR_PASS:
 		lh_count(st, LH_STAT_SENTRY_SR_PASS);
 		sentry_cache(ctx, p, qp, true, st);
@@ -709,6 +720,9 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	bpf_spin_lock(&qp->lock);
 	bound = sentry_ack_bound(qp, syn, b4, psn, len);
 	if (bound != SENTRY_IN_WINDOW) {
+		/* it goes to the NIC, which may move past s_next on it */
+		if (bound == SENTRY_UNSENT)
+			qp->flags |= LH_QPF_S_JUMP;
 		bpf_spin_unlock(&qp->lock);
 		if (bound == SENTRY_STALE)
 			return lh_drop(st, LH_STAT_SENTRY_DNACK_STALE);

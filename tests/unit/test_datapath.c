@@ -1402,7 +1402,9 @@ static void sentry(void)
 /* A run of lh_wan_xdp leaves the QP as it was: every field a packet from the WAN may change */
 static bool qp_untouched(const struct lh_qp *a, const struct lh_qp *b)
 {
-	return a->flags == b->flags && a->s_una == b->s_una && a->s_next == b->s_next &&
+	/* LH_QPF_S_JUMP aside: set by what names PSNs beyond s_next (sentry_jump) */
+	return !((a->flags ^ b->flags) & ~LH_QPF_S_JUMP) && a->s_una == b->s_una &&
+	       a->s_next == b->s_next &&
 	       a->s_acked == b->s_acked && a->s_base == b->s_base && a->msn == b->msn &&
 	       a->s_retry_psn == b->s_retry_psn && a->s_report_seq == b->s_report_seq &&
 	       !memcmp(a->s_missing, b->s_missing, sizeof(a->s_missing)) &&
@@ -1531,6 +1533,64 @@ static void sentry_bounds(void)
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &q1) && q1.s_una == b + 10 &&
 		       q1.s_acked == b + 10 && q1.msn == 8,
 	       "bounds: the receiver's ACK of all %u PSNs sent is taken in", 10);
+}
+
+/*
+ * The NIC told of PSNs this Sentry never saw go (learned mid-flight: its
+ * earlier packets went by before the programs ran): a Depot-NACK beyond
+ * s_next passes unchanged and the NIC resends from there. That PSN, beyond
+ * s_next, is taken as sent (LH_QPF_S_JUMP), not as a gap in the sender DC: a
+ * Sentry-NACK from the older ACK point is one the NIC ignores, and the filter
+ * then dropped its resends until it gave up (a soak at 01975f9). The next
+ * real gap is NAKed as before.
+ */
+static void sentry_jump(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	struct run r;
+	size_t len;
+	int64_t c0, c1;
+	uint32_t b = 15000;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(0x0a000a0f);
+	sentry_sent(&fl, b, 5);
+	len = dp_ack_frame(&fl, b + 1, 0x1f, 0, 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	len = dp_ack_frame(&fl, b + 20, 0x60, LH_DNACK_MARK, 1, in);
+	c0 = ctr("sentry_ack_unsent");
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = r.verdict == XDP_PASS_ && ctr("sentry_ack_unsent") == c0 + 1 &&
+	     dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_S_JUMP) && qp.s_una == b + 2 &&
+	     qp.s_next == b + 5;
+	tap_ok(ok, "jump: a Depot-NACK of PSN %u (beyond s_next %u) passes to the NIC, counted; "
+		   "s_una stays %u",
+	       b + 20, b + 5, b + 2);
+
+	len = dp_data_frame(&fl, b + 20, in);
+	c0 = ctr("sentry_jump");
+	c1 = ctr("sentry_nack");
+	xdp("lh_dc_xdp", in, len, &r);
+	ok = r.verdict == XDP_PASS_ && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE &&
+	     ctr("sentry_jump") == c0 + 1 && ctr("sentry_nack") == c1 && dp_qp_get(h, &fl, &qp) &&
+	     qp.s_next == b + 21 && !(qp.flags & (LH_QPF_S_JUMP | LH_QPF_SNAK_SENT));
+	tap_ok(ok, "jump: the NIC's resend from PSN %u crosses, s_next moves there; no Sentry-NACK",
+	       b + 20);
+	if (!ok)
+		tap_diag("  verdict %u opcode %u, s_next %u flags 0x%x", r.verdict, r.p.roce.opcode,
+			 qp.s_next, qp.flags);
+
+	len = dp_data_frame(&fl, b + 21, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	len = dp_data_frame(&fl, b + 23, in); /* b+22 lost inside the sender DC */
+	c1 = ctr("sentry_nack");
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE &&
+		       ctr("sentry_nack") == c1 + 1 && r.p.roce.psn == b + 2,
+	       "jump: once, the next gap (PSN %u lost) is Sentry-NACKed from the ACK point %u",
+	       b + 22, b + 2);
 }
 
 /*
@@ -2083,6 +2143,7 @@ int main(void)
 	sentry_acked_resend();
 	sentry_bounds();
 	sentry_mid_flight();
+	sentry_jump();
 	qp_stale("lh_dc_xdp", true);
 	qp_stale("lh_wan_xdp", false);
 	sentry_v6_forward();

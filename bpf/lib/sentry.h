@@ -174,8 +174,13 @@ static __always_inline bool sentry_missing_from_una(const struct lh_qp *qp)
 
 static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn)
 {
-	if ((qp->flags & LH_QPF_REWIND_PENDING) || psn != qp->s_una ||
-	    psn_diff(psn, qp->s_replay) >= 0 || sentry_missing_from_una(qp))
+	/*
+	 * Not the replay going on (the PSN after the last one resent); a
+	 * replay that never came (a NAK the NIC ignored) leaves s_replay
+	 * behind s_una, and the first timer resend is one too
+	 */
+	if ((qp->flags & LH_QPF_REWIND_PENDING) || psn != qp->s_una || psn == qp->s_replay ||
+	    sentry_missing_from_una(qp))
 		return false;
 	sentry_episode_stop(qp);
 	return true;
@@ -744,6 +749,15 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 			/* copies to free: only when the ACK point moved (below) */
 			freed_upto = upto;
 		}
+		/*
+		 * The receiver has the rewind point: a replay from it is moot.
+		 * A NIC that ignored the NAK (in a retry of its own the Sentry
+		 * did not see: a QP learned mid-flight) never sends it, and the
+		 * episode, waiting on it, dropped its timer resends as held
+		 * until the NIC gave up (a soak of agent restarts, 2026-11-27).
+		 */
+		if ((qp->flags & LH_QPF_REWIND_PENDING) && psn_diff(upto, qp->s_rewind) > 0)
+			qp->flags &= ~LH_QPF_REWIND_PENDING;
 		sentry_rtt_ack(qp, upto, now);
 		/* rxe ends a retry on an ACK from its rewind point on */
 		if ((qp->flags & LH_QPF_NIC_RETRY) && psn_diff(psn, qp->s_retry_psn) >= 0) {

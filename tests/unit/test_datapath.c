@@ -1076,6 +1076,51 @@ static void sentry_timer_stale_mark(void)
 }
 
 /*
+ * A Depot-NACK the NIC ignores (it is in a retry of its own that the Sentry
+ * did not see: learned mid-flight): no replay from its PSN ever comes. Once
+ * the receiver's ACK passes that PSN the rewind is no longer pending, and
+ * the NIC's first timer resend from the ACK point ends the episode and
+ * passes (before, the episode waited on the replay and dropped every resend
+ * as held until the NIC gave up: a soak of agent restarts, 2026-11-27).
+ */
+static void sentry_nak_ignored(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 8600, p;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(0x0a000a24);
+	sentry_sent(&fl, b, 20);
+	len = dp_ack_frame(&fl, b, 0x1f, 0, 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	len = dp_ack_frame(&fl, b + 5, 0x60, LH_DNACK_MARK, 1, in);
+	xdp("lh_wan_xdp", in, len, &r); /* forwarded; the NIC ignores it and sends on */
+	for (p = b + 20; p < b + 25; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+	}
+	len = dp_ack_frame(&fl, b + 9, 0x1f, 0, 2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_EPISODE) &&
+	     !(qp.flags & LH_QPF_REWIND_PENDING) && qp.s_una == b + 10;
+	tap_ok(ok, "NAK ignored: the receiver's ACK past its PSN %u ends the wait for a replay from it",
+	       b + 5);
+	c0 = ctr("sentry_episode_timer");
+	len = dp_data_frame(&fl, b + 10, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 10 &&
+		       r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE && ctr("sentry_episode_timer") == c0 + 1,
+	       "NAK ignored: the NIC's first timer resend from the ACK point %u ends the episode "
+	       "and passes",
+	       b + 10);
+}
+
+/*
  * A go-back-0 responder that meets a gap drops the partial message, the
  * PSNs it ACKed too, and NAKs its first PSN: the Sentry's ACK point goes
  * back there, and the resend of the message passes instead of being
@@ -2140,6 +2185,7 @@ int main(void)
 	sentry_echo_every();
 	sentry_nak_back();
 	sentry_timer_stale_mark();
+	sentry_nak_ignored();
 	sentry_acked_resend();
 	sentry_bounds();
 	sentry_mid_flight();

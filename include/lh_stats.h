@@ -115,7 +115,8 @@
 	X(QP_HOST_LIMIT, qp_host_limit, "a new QP whose far host has --host-qps QPs learned already: passed unchanged, not learned") \
 	X(QP_HOSTPAIR_LIMIT, qp_hostpair_limit, "a new QP between two hosts that have --hostpair-qps QPs learned already: passed unchanged, not learned") \
 	X(PAIR_UNLINKED, pair_unlinked, "ACK whose PSN a QP learned mid-flight (wide) forwarded, whose UDP source port does not link it to that QP: that QP not paired by it") \
-	X(SENTRY_JUMP, sentry_jump, "Sentry: data beyond what it forwarded after an ACK or NAK that named it (a QP learned mid-flight) or a watchdog: taken as sent, no Sentry-NACK")
+	X(SENTRY_JUMP, sentry_jump, "Sentry: data beyond what it forwarded after an ACK or NAK that named it (a QP learned mid-flight) or a watchdog: taken as sent, no Sentry-NACK") \
+	X(DEPOT_ACK_AHEAD, depot_ack_ahead, "Depot: the receiving NIC ACKed a PSN the Depot has not delivered (it reached the NIC another way, or the ACK is forged): nothing freed")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

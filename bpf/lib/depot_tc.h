@@ -290,12 +290,14 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 
 	if ((p->syndrome & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		__u32 upto = psn_add(psn, 1); /* an ACK covers its own PSN */
+		bool ahead;
 
 		__u64 now = bpf_ktime_get_ns();
 
 		bpf_spin_lock(&qp->lock);
 		qp->msn = p->msn;
-		if (psn_diff(upto, qp->d_acked) > 0 && psn_diff(upto, qp->d_deliv) <= 0) {
+		ahead = psn_diff(upto, qp->d_deliv) > 0;
+		if (psn_diff(upto, qp->d_acked) > 0 && !ahead) {
 			from = qp->d_acked;
 			n = psn_diff(upto, qp->d_acked);
 			qp->d_acked = upto;
@@ -310,6 +312,8 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 		}
 		bpf_spin_unlock(&qp->lock);
 		lh_count(st, LH_STAT_DEPOT_ACK);
+		if (ahead)
+			lh_count(st, LH_STAT_DEPOT_ACK_AHEAD);
 		depot_free_acked(qp, ring, from, n, st);
 		return TC_ACT_OK;
 	}

@@ -227,6 +227,17 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	       "%s: ACK of PSN %u: all 6 backup copies freed, MSN learned", name,
 	       (base + 5) & ROCE_PSN_MASK);
 
+	c0 = ctr("depot_backup_freed");
+	c1 = ctr("depot_ack_ahead");
+	len = dp_ack_frame(fl, base + 9, 0x1f, 0, 3, in);
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(r.verdict == TC_NEXT && ctr("depot_ack_ahead") == c1 + 1 &&
+		       ctr("depot_backup_freed") == c0 && dp_qp_get(h, fl, &qp) &&
+		       qp.d_acked == ((base + 6) & ROCE_PSN_MASK),
+	       "%s: ACK of PSN %u, past what the Depot delivered: passed, counted, the ACK point "
+	       "stays",
+	       name, (base + 9) & ROCE_PSN_MASK);
+
 	len = dp_ack_frame(fl, base + 4, 0x60, 0, 3, in);
 	c0 = ctr("depot_nak_forwarded");
 	tc("lh_dc_in", in, len, &r);

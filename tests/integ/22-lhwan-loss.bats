@@ -165,6 +165,7 @@ check_model() {
 @test "DC loss at dst: ingress every 50 exact for an AF_PACKET receiver, egress random 1%" {
 	lh_topo_up two-dc --rtt 1ms --match roce --seed 22 --dcb-loss-a2b 'every 50' --dcb-loss-b2a 'random 1%'
 	r=$(COUNT=50000 LH_PROBE_RECV="--raw --dev dc --list-lost" probe_a2b)
+	echo "a2b: $(jq -c '{lost, received, first: .lost_seqs[0:4], gaps: ([.lost_seqs as $l | range(1; $l | length) | $l[.] - $l[. - 1]] | group_by(.) | map({(.[0] | tostring): length}) | add)}' <<<"$r")"
 	# the host-link program counts UDP frames only: a neighbour refresh during
 	# the run shifts nothing (the phase may still differ if a UDP frame came first).
 	# It counts frames as they arrive: frames reordered before it (a busy host: a

@@ -24,12 +24,12 @@ teardown() {
 	lh_cleanup
 }
 
-# median RTT in ms of N pings from src to dst (IPv4 or IPv6 address): the
-# median, not the mean, so a late wake-up on a busy machine does not count
-ping_avg() {
+# least RTT in ms of N pings from src to dst (IPv4 or IPv6 address): what the
+# path itself takes, since a busy machine only ever adds to it (the median
+# was 0.2255 ms over at 2 ms in a fresh-clone CI run, 1.98 to 2.11 here)
+ping_min() {
 	nsenter --net="$(lh_netns src)" -- timeout 30 ping -c "${2:-50}" -i 0.01 -W 2 "$1" |
-		sed -n 's|.*time=\([0-9.]*\) ms|\1|p' | sort -g |
-		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		sed -n 's|.*time=\([0-9.]*\) ms|\1|p' | sort -g | head -n 1
 }
 
 # max(5 % of x, 0.2 ms), x in ms
@@ -39,12 +39,12 @@ tolerance_ms() {
 
 @test "RTT: ping sees the configured RTT over the bare path, IPv4 and IPv6" {
 	lh_topo_up two-dc --rtt 0 --match roce --seed 1
-	base4=$(ping_avg 10.2.0.10)
-	base6=$(ping_avg fd00:2::10)
+	base4=$(ping_min 10.2.0.10)
+	base6=$(ping_min fd00:2::10)
 	for rtt in 2 20; do
 		lh_topo_up two-dc --rtt "${rtt}ms" --match roce --seed 1
-		got4=$(ping_avg 10.2.0.10)
-		got6=$(ping_avg fd00:2::10)
+		got4=$(ping_min 10.2.0.10)
+		got6=$(ping_min fd00:2::10)
 		tol=$(tolerance_ms "$rtt")
 		echo "rtt $rtt ms: base $base4 / $base6, measured $got4 / $got6, tolerance $tol" >&3
 		lh_near "$(lh_calc "$got4 - $base4")" "$rtt" "$tol" "IPv4 RTT over the bare path (ms)"

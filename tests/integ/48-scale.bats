@@ -82,8 +82,15 @@ goodput_near() {
 	goodput_near 0.7
 }
 
+# Paced at 0.2 Gb/s, below what this 2-core host carries with both gateways on
+# it: the endpoints, the WAN and the gateways share the cores, and at 0.3 the
+# gateways' programs (about 2 us a packet each at 1024 to 4096 QPs, 14 % of
+# the host in a 4096-QP run) tipped the endpoints' 67 ms timers in a
+# fresh-clone CI run at d1d5e61: 34586 NIC timeouts, 0.33 x plain (plain
+# itself 8917), a CPU collapse, not a recovery fault (nothing dropped but
+# 713 resends of acknowledged PSNs). The 1 % run below stays at 0.3.
 @test "1024 QPs between two hosts, lossless: all paired in BPF, no livelock, verified" {
-	scale_pair none -q 1024 --rate 0.3 -S 2048 -T 1 -D 3
+	scale_pair none -q 1024 --rate 0.2 -S 2048 -T 1 -D 3
 	all_paired 1024
 	goodput_near 0.7
 }

@@ -134,15 +134,6 @@ struct agent {
 	uint32_t qps; /* ... the QPs in the table */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC too */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct sentry_est *sentry_est_of(struct agent *ag, const struct lh_qp_key *k)
 {
 	const uint8_t *b = (const uint8_t *)k;
@@ -454,7 +445,7 @@ static void gw_pace_arm(struct agent *ag, bool on)
 	if (on) {
 		its.it_interval.tv_nsec = PACE_US * 1000;
 		its.it_value = its.it_interval;
-		ag->gw_pace_ns = now_ns();
+		ag->gw_pace_ns = lhd_ktime_ns();
 		ag->gw_tokens = 0;
 	}
 	timerfd_settime(ag->pace_fd, 0, &its, NULL);
@@ -495,7 +486,7 @@ static void gw_enqueue(struct agent *ag, const struct lh_qp_key *k, uint32_t rin
 
 static uint32_t now_ms(void)
 {
-	uint32_t ms = (uint32_t)(now_ns() / 1000000);
+	uint32_t ms = (uint32_t)(lhd_ktime_ns() / 1000000);
 
 	return ms ? ms : 1; /* as lh_now_ms() */
 }
@@ -556,7 +547,7 @@ static size_t gw_send(struct agent *ag, const struct gw_req *r)
 	m->psn = r->psn;
 	m->ms = now_ms();
 	m->tries++;
-	sentry_est_of(ag, &r->k)->resend_ns = now_ns();
+	sentry_est_of(ag, &r->k)->resend_ns = lhd_ktime_ns();
 	ag->st.gw_resent++;
 	return len;
 stale:
@@ -567,7 +558,7 @@ stale:
 /* The pacer: send from the queue at --resend-rate, no window */
 static void gw_pace(struct agent *ag)
 {
-	uint64_t now = now_ns();
+	uint64_t now = lhd_ktime_ns();
 	double rate = (double)ag->cfg->resend_rate_bps / 8 / 1e9; /* bytes per ns */
 	double burst = rate * PACE_US * 2000; /* two periods' worth */
 
@@ -668,7 +659,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case LH_EV_SACK_DUE:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
-			send_sack(ag, &k, &qp, now_ns());
+			send_sack(ag, &k, &qp, lhd_ktime_ns());
 		break;
 	case LH_EV_RESEND:
 		if (ag->gwq && !bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
@@ -1013,7 +1004,7 @@ static bool read_qps(struct agent *ag, uint32_t *n)
 static void tick(struct agent *ag)
 {
 	const struct lhd_config *cfg = ag->cfg;
-	uint64_t now = now_ns(), nack_to = (uint64_t)cfg->nack_timeout_us * 1000;
+	uint64_t now = lhd_ktime_ns(), nack_to = (uint64_t)cfg->nack_timeout_us * 1000;
 	uint64_t idle = (uint64_t)cfg->qp_idle_s * 1000000000ull;
 	uint64_t sack_ns = (uint64_t)cfg->sack_time_us * 1000;
 	struct lh_qp_key gone[64];
@@ -1203,7 +1194,7 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 			goto out;
 	}
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
-	ag.report_seq = (uint32_t)(now_ns() >> 10) | 1;
+	ag.report_seq = (uint32_t)(lhd_ktime_ns() >> 10) | 1;
 	if (open_wan_io(&ag) || open_dc_io(&ag)) {
 		pr_warn("raw sockets on the WAN interfaces and %s for NACKs and kicks failed\n",
 			cfg->dc.name);

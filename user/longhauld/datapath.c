@@ -565,18 +565,13 @@ static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	struct lh_pair_guard g = { 0 };
-	struct timespec ts;
 	uint32_t zero = 0;
-	uint64_t until;
+	uint64_t until = lhd_ktime_ns() + 4000ull * cfg->wan_rtt_us + 100000000ull;
 	int fd = lhd_map_fd(dp, "lh_pair_guard");
 
 	if (fd < 0 || dp->adopted)
 		return 0;
-
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC; what the programs wrote meanwhile stays */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	until = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-		4000ull * cfg->wan_rtt_us + 100000000ull;
+	/* what the programs wrote meanwhile stays */
 	if (bpf_map_lookup_elem(fd, &zero, &g))
 		memset(&g, 0, sizeof(g));
 	if (g.wide_until_ns < until)
@@ -851,7 +846,6 @@ static long long kept_fell_back_ms(const char *pin_dir)
 {
 	char path[PIN_DIR_MAX + 16];
 	struct lh_config c;
-	struct timespec ts;
 	uint32_t zero = 0;
 	int64_t alone_ns;
 	int fd, err;
@@ -864,9 +858,7 @@ static long long kept_fell_back_ms(const char *pin_dir)
 	close(fd);
 	if (err || !(c.flags & LH_CFG_AGENTLESS))
 		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	alone_ns = (int64_t)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec -
-			     c.agentless_since_ns);
+	alone_ns = (int64_t)(lhd_ktime_ns() - c.agentless_since_ns);
 	alone_ns -= (int64_t)c.agentless_ms * 1000000;
 	return alone_ns > 0 ? alone_ns / 1000000 : -1;
 }
@@ -956,13 +948,11 @@ static void mark_agentless(struct lhd_datapath *dp)
 {
 	int fd = lhd_map_fd(dp, "lh_config");
 	struct lh_config c;
-	struct timespec ts;
 	uint32_t zero = 0;
 
 	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &c))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
-	c.agentless_since_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	c.agentless_since_ns = lhd_ktime_ns();
 	c.flags |= LH_CFG_AGENTLESS;
 	if (bpf_map_update_elem(fd, &zero, &c, BPF_EXIST))
 		pr_warn("mark the kept data path agentless: %s\n", strerror(errno));

@@ -168,11 +168,16 @@ check_model() {
 	echo "a2b: $(jq -c '{lost, received, first: .lost_seqs[0:4], gaps: ([.lost_seqs as $l | range(1; $l | length) | $l[.] - $l[. - 1]] | group_by(.) | map({(.[0] | tostring): length}) | add)}' <<<"$r")"
 	# the host-link program counts UDP frames only: a neighbour refresh during
 	# the run shifts nothing (the phase may still differ if a UDP frame came first).
-	# It counts frames as they arrive: frames reordered before it (a busy host: a
-	# fresh-clone CI run saw 63) move a drop by a place or two, not the count
+	# It counts frames as they arrive: frames reordered before it move a drop
+	# by as many places as they were reordered, not the count. A busy host
+	# reorders: a vCPU descheduled by this VM's host holds the frames in its
+	# backlog while the other goes on (fresh-clone CI runs: 63 reordered, gaps
+	# 45-55; at f8a0f19 301 reordered, p99 delay 11 ms at 1 ms, gaps 23-81 but
+	# 982 of 999 exactly 50). A wrong period or a model that drops at random
+	# leaves next to no gap of exactly 50
 	jq_assert "$r" '.lost == 1000 and .lost_seqs[0] < 50 and
 		([.lost_seqs as $l | range(1; $l | length) | $l[.] - $l[. - 1]] |
-			(map(select(. == 50)) | length) >= 990 and all(. >= 45 and . <= 55))'
+			(map(select(. == 50)) | length) >= 900)'
 	r=$(probe_b2a)
 	check_model "$r" 0.01 "$(lh_calc '1 / 0.99')"
 }

@@ -102,8 +102,13 @@ goodput_near() {
 # read 256 a tick (agent.c SCAN_PER_TICK): 4 runs back to back in one agent
 # (4096 QPs in its table by the last) took 0.43-0.49 s of its CPU each
 # (0.4-2.1 s before), 0.26-0.27 Gb/s, 1082-1718 timeouts (plain 1290).
+# Paced at 0.2 as the lossless run above: a fresh-clone CI run at f8a0f19, on
+# a host whose vCPUs were descheduled for milliseconds at a time (the same run
+# saw 301 frames reordered and 11 ms delays at 1 ms in 22-lhwan), collapsed
+# with and without longhaul at 0.3: plain 5285 NIC timeouts, longhaul 4736,
+# 0.64 x plain's goodput.
 @test "1024 QPs between two hosts, 1 % WAN loss both ways: all paired, verified, as without longhaul" {
-	scale_pair 'random 1%' -q 1024 --rate 0.3 -S 2048 -T 1 -D 3
+	scale_pair 'random 1%' -q 1024 --rate 0.2 -S 2048 -T 1 -D 3
 	all_paired 1024
 	goodput_near 0.7
 }

@@ -31,6 +31,7 @@ enum {
 	OPT_KEEP_PINS,
 	OPT_KEEP,
 	OPT_TAKEOVER,
+	OPT_RELOAD,
 	OPT_MAX_QPS,
 	OPT_MAX_HOSTPAIRS,
 	OPT_RINGS,
@@ -71,6 +72,7 @@ static const struct option long_opts[] = {
 	{ "keep-pins", no_argument, NULL, OPT_KEEP_PINS },
 	{ "keep", no_argument, NULL, OPT_KEEP },
 	{ "takeover", no_argument, NULL, OPT_TAKEOVER },
+	{ "reload", no_argument, NULL, OPT_RELOAD },
 	{ "max-qps", required_argument, NULL, OPT_MAX_QPS },
 	{ "max-hostpairs", required_argument, NULL, OPT_MAX_HOSTPAIRS },
 	{ "rings", required_argument, NULL, OPT_RINGS },
@@ -191,7 +193,11 @@ void lhd_usage(FILE *f)
 		"  --takeover          replace the instance's running longhauld without a\n"
 		"                      pause: load this build's programs beside it, then have\n"
 		"                      it stop keeping its data path (SIGUSR2) and adopt that\n"
-		"                      (an upgrade or a restart; alone when none runs)\n"
+		"                      (an upgrade or a restart; alone when none runs). When\n"
+		"                      it runs this very build, its programs are reused as\n"
+		"                      they are: no load, no verifier\n"
+		"  --reload            load and verify this build's programs even when the\n"
+		"                      running or kept data path runs this very build\n"
 		"  --config FILE       read `key = value` lines (long options without --)\n"
 		"  -v, --verbose       debug messages, libbpf's included\n"
 		"  -h, --help\n"
@@ -460,6 +466,9 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 		return 0;
 	case OPT_TAKEOVER:
 		c->takeover = true;
+		return 0;
+	case OPT_RELOAD:
+		c->reload = true;
 		return 0;
 	case OPT_MAX_QPS:
 		if (parse_u32(arg, 1, 1 << 20, &c->max_qps))

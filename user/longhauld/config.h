@@ -69,6 +69,7 @@ struct lhd_config {
 	bool keep_pins;
 	bool keep_running; /* --keep: a stop leaves the data path for the next agent */
 	bool takeover; /* --takeover: replace the running agent, adopting its data path */
+	bool reload; /* --reload: load this build's programs even when the kept ones are its own */
 	bool verbose;
 	/* sizes */
 	uint32_t max_qps; /* lh_qp, lh_ack, lh_pair entries */

@@ -82,6 +82,72 @@ static void remove_stale_pins(struct bpf_object *obj, const char *pin_dir)
 }
 
 /*
+ * Where a data path's program is pinned while it runs and when it is kept:
+ * PIN_DIR/prog_BUILD_NAME. The build id in the name tells an agent whether
+ * the kept programs are its own, to be reused without a load.
+ */
+#define PROG_PIN_PREFIX "prog_"
+static void prog_pin_path(char *buf, size_t size, const char *pin_dir, uint64_t build,
+			  const char *prog)
+{
+	snprintf(buf, size, "%s/" PROG_PIN_PREFIX "%016llx_%s", pin_dir, (unsigned long long)build,
+		 prog);
+}
+
+/* A reused data path: obj's programs are the pinned ones of this build */
+static int reuse_progs(struct lhd_datapath *dp, struct bpf_object *obj, const char *pin_dir)
+{
+	char path[PIN_DIR_MAX + 96];
+	struct bpf_program *p;
+	int fd;
+
+	bpf_object__for_each_program(p, obj) {
+		prog_pin_path(path, sizeof(path), pin_dir, dp->build, bpf_program__name(p));
+		fd = bpf_obj_get(path);
+		if (fd < 0 || dp->nr_progs >= LHD_MAX_PROGS) {
+			pr_warn("reuse the kept program %s: %s\n", bpf_program__name(p),
+				fd < 0 ? errstr(-errno) : "too many programs");
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		dp->progs[dp->nr_progs].obj = dp->nr_objs - 1;
+		snprintf(dp->progs[dp->nr_progs].name, sizeof(dp->progs[0].name), "%s",
+			 bpf_program__name(p));
+		dp->progs[dp->nr_progs++].fd = fd;
+	}
+	return 0;
+}
+
+/*
+ * A reused data path's objects are not loaded at all (a load parses the
+ * kernel's BTF for each object: 60-110 ms apiece here, 0.3 s for LR2's four):
+ * their pinned maps are taken by fd, which is all the agent reads and writes
+ */
+static int reuse_maps(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+	int fd, err;
+
+	bpf_object__for_each_map(m, obj) {
+		if (!bpf_map__pin_path(m))
+			continue;
+		fd = bpf_obj_get(bpf_map__pin_path(m));
+		if (fd < 0) {
+			pr_warn("reuse the kept map %s: %s\n", bpf_map__name(m), errstr(-errno));
+			return -1;
+		}
+		err = bpf_map__reuse_fd(m, fd);
+		close(fd);
+		if (err) {
+			pr_warn("reuse the kept map %s: %s\n", bpf_map__name(m), errstr(err));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Open one of the objects compiled into longhauld (the skeleton headers carry
  * their ELF bytes), with the shared pin directory, and load it. setup runs
  * between open and load.
@@ -110,6 +176,8 @@ static int load_obj(struct lhd_datapath *dp, const void *elf, size_t elf_sz, con
 		pr_warn("set up %s before load\n", what);
 		return EXIT_KERNEL;
 	}
+	if (dp->reused)
+		return reuse_progs(dp, obj, cfg->pin_dir) || reuse_maps(obj) ? EXIT_KERNEL : 0;
 	err = bpf_object__load(obj);
 	if (err) {
 		pr_warn("load %s: %s (kernel too old or the verifier refused it; -v shows why)\n",
@@ -194,44 +262,44 @@ static int attach_xdp(struct lhd_datapath *dp, int prog_fd, const struct lh_ifac
  * credit program); with clsact the agent's priority (dp->tc_prio) orders the
  * filters of two agents on one hook the same way (datapath.h).
  */
-static int attach_tc(struct lhd_datapath *dp, struct bpf_program *prog, int ifindex,
+static int attach_tc(struct lhd_datapath *dp, int prog_fd, const char *prog, int ifindex,
 		     const char *ifname, bool ingress, bool first, const char *pin_dir)
 {
 	enum bpf_tc_attach_point pt = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = pt);
-	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = dp->tc_prio,
-		    .prog_fd = bpf_program__fd(prog));
-	LIBBPF_OPTS(bpf_tcx_opts, to, .flags = first ? BPF_F_BEFORE : BPF_F_AFTER);
+	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = dp->tc_prio, .prog_fd = prog_fd);
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = first ? BPF_F_BEFORE : BPF_F_AFTER);
 	const char *dir = ingress ? "ingress" : "egress";
 	struct lhd_tc *t;
-	struct bpf_link *l;
-	int err;
+	int err, fd;
 
 	if (dp->nr_tc >= LHD_MAX_TC)
 		return -E2BIG;
 	t = &dp->tc[dp->nr_tc];
-	*t = (struct lhd_tc){ .ifindex = ifindex, .ingress = ingress };
-	link_pin_path(t->pin, sizeof(t->pin), pin_dir, bpf_program__name(prog), ifname);
+	*t = (struct lhd_tc){ .link_fd = -1, .ifindex = ifindex, .ingress = ingress };
+	link_pin_path(t->pin, sizeof(t->pin), pin_dir, prog, ifname);
 	if (dp->adopted && !dp->tc_legacy) {
-		l = bpf_link__open(t->pin);
-		if (l) {
-			bpf_link__unpin(l); /* this agent holds it now */
-			if (!bpf_link__update_program(l, prog)) {
-				t->link = l;
+		fd = bpf_obj_get(t->pin);
+		if (fd >= 0) {
+			unlink(t->pin); /* this agent holds it now */
+			/* the same program (a reused data path): the kernel keeps it as it is */
+			if (!bpf_link_update(fd, prog_fd, NULL)) {
+				t->link_fd = fd;
 				dp->nr_tc++;
 				pr_info("adopted the tcx %s link on %s (%s), now running this "
-					"build's program\n", dir, ifname, bpf_program__name(prog));
+					"build's program\n", dir, ifname, prog);
 				return 0;
 			}
 			pr_warn("adopt the tcx %s link on %s: %s; attaching anew\n", dir, ifname,
 				errstr(-errno));
-			bpf_link__destroy(l);
+			close(fd);
 		}
 	}
 	if (!dp->tc_legacy) {
-		l = bpf_program__attach_tcx(prog, ifindex, &to);
-		if (l) {
-			t->link = l;
+		fd = bpf_link_create(prog_fd, ifindex, ingress ? BPF_TCX_INGRESS : BPF_TCX_EGRESS,
+				     &lo);
+		if (fd >= 0) {
+			t->link_fd = fd;
 			dp->nr_tc++;
 			pr_info("attached tcx %s to %s (%s of its chain)\n", dir, ifname,
 				first ? "head" : "end");
@@ -321,9 +389,9 @@ static void detach_tc(struct lhd_datapath *dp)
 			    .attach_point = t->ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
 		LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = dp->tc_prio);
 
-		if (t->link) {
-			bpf_link__destroy(t->link);
-			t->link = NULL;
+		if (t->link_fd >= 0) {
+			close(t->link_fd); /* the last reference to a tcx link detaches it */
+			t->link_fd = -1;
 			continue;
 		}
 		bpf_tc_detach(&hook, &tco);
@@ -422,8 +490,16 @@ static int setup_gateway(struct bpf_object *obj, const struct lhd_config *cfg)
 
 static int prog_fd(const struct lhd_datapath *dp, int obj, const char *name)
 {
-	struct bpf_program *p = bpf_object__find_program_by_name(dp->objs[obj], name);
+	struct bpf_program *p;
+	int i;
 
+	if (dp->reused) {
+		for (i = 0; i < dp->nr_progs; i++)
+			if (dp->progs[i].obj == obj && !strcmp(dp->progs[i].name, name))
+				return dp->progs[i].fd;
+		return -1;
+	}
+	p = bpf_object__find_program_by_name(dp->objs[obj], name);
 	return p ? bpf_program__fd(p) : -1;
 }
 
@@ -606,14 +682,14 @@ static int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		dp->xdp_links[1 + i] = fd;
 	}
 	dp->tc_prio = LHD_TC_PRIO_LR2;
-	if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_in"),
-		      cfg->dc.ifindex, cfg->dc.name, true, true, cfg->pin_dir) ||
-	    attach_tc(dp, bpf_object__find_program_by_name(dp->objs[2], "lh_dc_out"),
-		      cfg->dc.ifindex, cfg->dc.name, false, true, cfg->pin_dir))
+	if (attach_tc(dp, prog_fd(dp, 2, "lh_dc_in"), "lh_dc_in", cfg->dc.ifindex, cfg->dc.name,
+		      true, true, cfg->pin_dir) ||
+	    attach_tc(dp, prog_fd(dp, 2, "lh_dc_out"), "lh_dc_out", cfg->dc.ifindex,
+		      cfg->dc.name, false, true, cfg->pin_dir))
 		return EXIT_KERNEL;
 	for (i = 0; i < cfg->n_wan; i++)
-		if (attach_tc(dp, bpf_object__find_program_by_name(dp->objs[3], "lh_wan_in"),
-			      cfg->wan[i].ifindex, cfg->wan[i].name, true, true, cfg->pin_dir))
+		if (attach_tc(dp, prog_fd(dp, 3, "lh_wan_in"), "lh_wan_in", cfg->wan[i].ifindex,
+			      cfg->wan[i].name, true, true, cfg->pin_dir))
 			return EXIT_KERNEL;
 	return 0;
 }
@@ -648,8 +724,7 @@ static int load_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 static int attach_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	const struct lh_iface *ifs[LHD_MAX_CR_ROUTES + 1];
-	struct bpf_program *prog;
-	int i, j, n = 0;
+	int i, j, n = 0, prog;
 
 	if (cfg->dc.ifindex)
 		ifs[n++] = &cfg->dc;
@@ -659,11 +734,12 @@ static int attach_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		if (j == n)
 			ifs[n++] = &cfg->cr_routes[i].ifc;
 	}
-	prog = bpf_object__find_program_by_name(dp->objs[0], "lh_cr_out");
+	prog = prog_fd(dp, 0, "lh_cr_out");
 	/* last on each egress: after an LR2 agent's lh_dc_out on the same DC interface */
 	dp->tc_prio = LHD_TC_PRIO_CREDIT;
 	for (i = 0; i < n; i++)
-		if (attach_tc(dp, prog, ifs[i]->ifindex, ifs[i]->name, false, false, cfg->pin_dir))
+		if (attach_tc(dp, prog, "lh_cr_out", ifs[i]->ifindex, ifs[i]->name, false, false,
+			      cfg->pin_dir))
 			return EXIT_KERNEL;
 	return 0;
 }
@@ -721,6 +797,104 @@ static int mode_objects(enum lh_mode mode, const void **elf, size_t *sz, const c
 		n++;
 	}
 	return n;
+}
+
+/*
+ * This build's id for cfg's mode: FNV-1a over the ELF bytes of its objects
+ * and what is set in them before the load (observe mode's ICRC check)
+ */
+static uint64_t build_id(const struct lhd_config *cfg)
+{
+	const void *elf[LHD_MAX_OBJS];
+	const char *name[LHD_MAX_OBJS];
+	size_t sz[LHD_MAX_OBJS], j;
+	int i, n = mode_objects(cfg->mode, elf, sz, name);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < sz[i]; j++) {
+			h ^= ((const uint8_t *)elf[i])[j];
+			h *= 0x100000001b3ull;
+		}
+	h ^= (uint64_t)cfg->mode << 8 | (cfg->mode == MODE_OBSERVE && cfg->verify_icrc);
+	h *= 0x100000001b3ull;
+	return h;
+}
+
+bool lhd_datapath_same_build(const struct lhd_config *cfg)
+{
+	const void *elf[LHD_MAX_OBJS];
+	const char *name[LHD_MAX_OBJS];
+	char path[PIN_DIR_MAX + 96];
+	size_t sz[LHD_MAX_OBJS];
+	int i, n = mode_objects(cfg->mode, elf, sz, name);
+	uint64_t build = build_id(cfg);
+	bool all = n > 0;
+
+	for (i = 0; i < n && all; i++) {
+		LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = name[i]);
+		struct bpf_object *obj = bpf_object__open_mem(elf[i], sz[i], &o);
+		struct bpf_program *p;
+
+		if (!obj)
+			return false;
+		bpf_object__for_each_program(p, obj) {
+			prog_pin_path(path, sizeof(path), cfg->pin_dir, build, bpf_program__name(p));
+			if (access(path, F_OK)) {
+				all = false;
+				break;
+			}
+		}
+		bpf_object__close(obj);
+	}
+	return all;
+}
+
+/* Remove the program pins under pin_dir: all, or all but build's (other builds' or a crash's) */
+static void unpin_progs(const char *pin_dir, uint64_t build, bool all)
+{
+	char path[PIN_DIR_MAX + 300], own[40];
+	struct dirent *de;
+	DIR *d = opendir(pin_dir);
+
+	if (!d)
+		return;
+	snprintf(own, sizeof(own), PROG_PIN_PREFIX "%016llx_", (unsigned long long)build);
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, PROG_PIN_PREFIX, strlen(PROG_PIN_PREFIX)))
+			continue;
+		if (!all && !strncmp(de->d_name, own, strlen(own)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+/*
+ * Pin the programs of an attached data path (a reused one's are pinned
+ * already): the next agent of this build, taking over or adopting what this
+ * one keeps, reuses them without a load of its own
+ */
+static void pin_progs(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	char path[PIN_DIR_MAX + 96];
+	struct bpf_program *p;
+	int i;
+
+	unpin_progs(cfg->pin_dir, dp->build, !dp->reused);
+	if (dp->reused)
+		return;
+	for (i = 0; i < dp->nr_objs; i++)
+		bpf_object__for_each_program(p, dp->objs[i]) {
+			if (bpf_program__fd(p) < 0)
+				continue;
+			prog_pin_path(path, sizeof(path), cfg->pin_dir, dp->build,
+				      bpf_program__name(p));
+			if (bpf_obj_pin(bpf_program__fd(p), path))
+				pr_debug("pin %s: %s (a takeover by this build will load its own)\n",
+					 path, strerror(errno));
+		}
 }
 
 /*
@@ -893,6 +1067,15 @@ int lhd_datapath_probe_kept(struct lhd_config *cfg)
 	return 0;
 }
 
+static int load_mode(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	if (cfg->mode == MODE_OBSERVE)
+		return load_observe(dp, cfg);
+	if (cfg->mode == MODE_CREDIT)
+		return load_credit(dp, cfg);
+	return load_lr2(dp, cfg);
+}
+
 int lhd_datapath_load(struct lhd_datapath *dp, const struct lhd_config *cfg, bool adopt)
 {
 	int rc, i;
@@ -904,14 +1087,27 @@ int lhd_datapath_load(struct lhd_datapath *dp, const struct lhd_config *cfg, boo
 	dp->cmd_fd = -1;
 	dp->adopted = adopt;
 	dp->owner = !adopt;
-	if (cfg->mode == MODE_OBSERVE)
-		rc = load_observe(dp, cfg);
-	else if (cfg->mode == MODE_CREDIT)
-		rc = load_credit(dp, cfg);
-	else
-		rc = load_lr2(dp, cfg);
+	dp->build = build_id(cfg);
+	/* a kept data path of this very build: its programs as they are, no verifier */
+	dp->reused = adopt && !cfg->reload && lhd_datapath_same_build(cfg);
+	rc = load_mode(dp, cfg);
+	if (rc && dp->reused) {
+		pr_warn("the kept programs of this build cannot be reused (above): loading them "
+			"anew\n");
+		lhd_datapath_down(dp, cfg, false);
+		memset(dp, 0, sizeof(*dp));
+		for (i = 0; i < 1 + LHD_MAX_WAN; i++)
+			dp->xdp_links[i] = -1;
+		dp->kick_fd = dp->cmd_fd = -1;
+		dp->adopted = adopt;
+		dp->build = build_id(cfg);
+		rc = load_mode(dp, cfg);
+	}
 	if (rc)
 		lhd_datapath_down(dp, cfg, false);
+	else if (dp->reused)
+		pr_info("reusing the kept programs of this build (%016llx): no load\n",
+			(unsigned long long)dp->build);
 	return rc;
 }
 
@@ -933,6 +1129,7 @@ int lhd_datapath_attach(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	if (dp->adopted)
 		kept_links(cfg->pin_dir, true);
 	dp->owner = true;
+	pin_progs(dp, cfg);
 	return 0;
 }
 
@@ -985,16 +1182,23 @@ static void keep_links(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	for (i = 0; i < dp->nr_tc; i++) {
 		struct lhd_tc *t = &dp->tc[i];
 
-		if (!t->link)
+		if (t->link_fd < 0)
 			continue;
-		if (bpf_link__pin(t->link, t->pin))
+		if (bpf_obj_pin(t->link_fd, t->pin))
 			pr_warn("keep the tcx link %s: %s (it detaches)\n", t->pin, strerror(errno));
-		else
-			bpf_link__disconnect(t->link);
-		bpf_link__destroy(t->link);
-		t->link = NULL;
+		close(t->link_fd);
+		t->link_fd = -1;
 	}
 	dp->nr_tc = 0;
+}
+
+static void close_progs(struct lhd_datapath *dp)
+{
+	int i;
+
+	for (i = 0; i < dp->nr_progs; i++)
+		close(dp->progs[i].fd);
+	dp->nr_progs = 0;
 }
 
 void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bool keep)
@@ -1004,6 +1208,7 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bo
 	if (keep) {
 		mark_agentless(dp);
 		keep_links(dp, cfg);
+		close_progs(dp);
 		for (i = dp->nr_objs - 1; i >= 0; i--)
 			bpf_object__close(dp->objs[i]);
 		dp->nr_objs = 0;
@@ -1016,6 +1221,10 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bo
 		dp->xdp_links[i] = -1;
 	}
 	detach_tc(dp);
+	close_progs(dp);
+	/* the program pins go with the data path (they would keep the programs loaded) */
+	if (dp->owner && !cfg->keep_pins)
+		unpin_progs(cfg->pin_dir, dp->build, true);
 	for (i = dp->nr_objs - 1; i >= 0; i--) {
 		/* a takeover that failed before attaching leaves the running agent's maps alone */
 		if (!cfg->keep_pins && dp->owner)

@@ -21,6 +21,8 @@ struct bpf_object;
 struct bpf_link;
 
 #define LHD_MAX_OBJS 4
+/* programs of all objects of a mode (LR2: 7) */
+#define LHD_MAX_PROGS 16
 /* TC attachments of one agent: LR2 2 + one per WAN, credit the DC and every route interface */
 #define LHD_MAX_TC (LHD_MAX_CR_ROUTES + LHD_MAX_WAN + 2)
 
@@ -37,7 +39,7 @@ struct bpf_link;
 
 /* One TC program attached: a tcx link, or a cls_bpf filter of ours on clsact */
 struct lhd_tc {
-	struct bpf_link *link; /* tcx; NULL for a clsact filter */
+	int link_fd; /* tcx; -1 for a clsact filter */
 	int ifindex;
 	bool ingress;
 	bool clsact_created; /* the clsact qdisc was made for this filter (ours to remove) */
@@ -53,6 +55,19 @@ struct lhd_datapath {
 	int nr_tc;
 	bool tc_legacy; /* attached with a clsact qdisc (kernels without tcx) */
 	uint32_t tc_prio; /* the clsact priority of this agent's filters (LHD_TC_PRIO_*) */
+	/*
+	 * The programs of a kept data path of this very build, reused from their
+	 * pins (prog_BUILD_NAME) without a load: the objects are opened, not
+	 * loaded, their pinned maps taken by fd (lhd_datapath_load)
+	 */
+	bool reused;
+	uint64_t build; /* this build's id (the objects' ELF bytes hashed) */
+	int nr_progs;
+	struct {
+		int obj;
+		char name[64];
+		int fd;
+	} progs[LHD_MAX_PROGS];
 	int kick_fd; /* lh_dc_kick, run by the agent */
 	int cmd_fd; /* lh_dc_cmd, the agent's commands */
 	/*
@@ -100,6 +115,12 @@ int lhd_datapath_attach(struct lhd_datapath *dp, const struct lhd_config *cfg);
  * and pinned, the links too, for the next agent to adopt.
  */
 void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bool keep);
+/*
+ * Whether the running (or kept) data path under cfg->pin_dir runs this very
+ * build's programs (their pins carry its build id): a --takeover then needs
+ * no load of its own
+ */
+bool lhd_datapath_same_build(const struct lhd_config *cfg);
 /* fd of a map by name, -1 when the data path has none */
 int lhd_map_fd(const struct lhd_datapath *dp, const char *name);
 /* QPs learned from now on for a while were mid-flight (LH_QPF_WIDE): not when adopted */

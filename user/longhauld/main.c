@@ -179,9 +179,10 @@ static int lock_holder_pid(void)
  * (about 0.15 s here), not a whole load (about 1 s). Returns the lock fd, or
  * -EXIT_* with the data path unloaded.
  */
-static int take_over(struct lhd_config *cfg, struct lhd_datapath *dp)
+static int take_over(struct lhd_config *cfg, struct lhd_datapath *dp, bool *loaded)
 {
 	int pid = lock_holder_pid(), fd = -EBUSY, rc, i;
+	bool same;
 
 	if (!pid) {
 		pr_warn("--takeover: the lock of %s names no running agent\n", cfg->pin_dir);
@@ -192,14 +193,27 @@ static int take_over(struct lhd_config *cfg, struct lhd_datapath *dp)
 			"stop it, then start this one (what it holds is lost)\n");
 		return -EXIT_BUSY;
 	}
-	rc = lhd_datapath_load(dp, cfg, true);
-	if (rc)
-		return -rc;
-	pr_info("loaded beside the running longhauld (pid %d): asking it to stop and keep its "
-		"data path\n", pid);
+	/*
+	 * The running agent runs this very build: its programs serve as they are
+	 * (adopted with the data path it keeps, no load); else this build's are
+	 * loaded and verified first, beside it
+	 */
+	same = !cfg->reload && lhd_datapath_same_build(cfg);
+	*loaded = !same;
+	if (same) {
+		pr_info("the running longhauld (pid %d) runs this very build: asking it to stop and "
+			"keep its data path, whose programs this one reuses\n", pid);
+	} else {
+		rc = lhd_datapath_load(dp, cfg, true);
+		if (rc)
+			return -rc;
+		pr_info("loaded beside the running longhauld (pid %d): asking it to stop and keep "
+			"its data path\n", pid);
+	}
 	if (kill(pid, SIGUSR2)) {
 		pr_warn("--takeover: signal pid %d: %s\n", pid, strerror(errno));
-		lhd_datapath_down(dp, cfg, false);
+		if (!same)
+			lhd_datapath_down(dp, cfg, false);
 		return -EXIT_BUSY;
 	}
 	for (i = 0; i < 2000 && fd == -EBUSY; i++) {
@@ -209,9 +223,12 @@ static int take_over(struct lhd_config *cfg, struct lhd_datapath *dp)
 	}
 	if (fd < 0) {
 		pr_warn("--takeover: pid %d did not stop within 10 s\n", pid);
-		lhd_datapath_down(dp, cfg, false);
+		if (!same)
+			lhd_datapath_down(dp, cfg, false);
 		return -EXIT_BUSY;
 	}
+	if (same)
+		return fd; /* the caller adopts what it kept (lhd_datapath_probe_kept) */
 	if (!lhd_datapath_probe_kept(cfg)) {
 		/* it stopped without keeping (a crash, or another build took its data path down) */
 		pr_warn("--takeover: pid %d left no data path to adopt: starting fresh\n", pid);
@@ -342,10 +359,9 @@ int main(int argc, char **argv)
 	lock_fd = take_lock(&cfg);
 	loaded = false;
 	if (lock_fd == -EBUSY && cfg.takeover) {
-		lock_fd = take_over(&cfg, &dp);
+		lock_fd = take_over(&cfg, &dp, &loaded);
 		if (lock_fd < 0)
 			return -lock_fd;
-		loaded = true;
 	}
 	if (lock_fd < 0) {
 		if (lock_fd == -EBUSY)

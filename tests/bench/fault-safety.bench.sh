@@ -9,8 +9,10 @@
 #    source behind no peer gateway), each a new QPN, at one per 200 us over
 #    the run: agents with --peer (goal >= 0.95) and without (what --peer
 #    changes);
-#  - both agents replaced 1.5 s into the run by longhauld --takeover (goal
-#    >= 0.9), and, beside it, both stopped (SIGTERM) and started again.
+#  - both agents replaced 1.5 s into the run by longhauld --takeover of the
+#    same build (goal >= 0.9) and of a new build (--reload), both stopped
+#    keeping their data path (SIGUSR2) and started again, and both stopped
+#    (SIGTERM) and started again.
 # A row also counts the runs that ended in a QP error (goal 0).
 #
 # Prints the bench JSON (tests/bench/run.sh) on stdout and a table on stderr.
@@ -58,17 +60,38 @@ flood() {
 		--qpn-step 1 --psn 5000 --count 40000 --gap-us 200 >/dev/null
 }
 
-# takeover_both: a new longhauld --takeover on each gateway, 1.5 s into the run
+# takeover_both [LONGHAULD OPTIONS]: a new longhauld --takeover on each
+# gateway, 1.5 s into the run (the same build: it reuses the running programs;
+# with --reload it loads its own first, as a new build would)
 takeover_both() {
 	local g old
 	sleep 1.5
 	for g in gwa gwb; do
 		old=${GW_PID[$g]}
 		mv "$TMP/$g.log" "$TMP/$g.old.log"
-		agent_start "$g" --dc dc --wan wan --instance "$P-$g" --wan-rtt 2ms --takeover
+		agent_start "$g" --dc dc --wan wan --instance "$P-$g" --wan-rtt 2ms --takeover "$@"
 		GW_PID[$g]=$!
 		agents_wait "$g"
 		wait "$old" 2>/dev/null || true
+	done
+}
+
+upgrade_both() {
+	takeover_both --reload
+}
+
+# restart_keep_both: both agents stop keeping their data path (SIGUSR2, what
+# SIGTERM does with --keep) and start again at once, 1.5 s into the run
+restart_keep_both() {
+	local g
+	sleep 1.5
+	for g in gwa gwb; do
+		kill -USR2 "${GW_PID[$g]}"
+		wait "${GW_PID[$g]}" 2>/dev/null || true
+		mv "$TMP/$g.log" "$TMP/$g.old.log"
+		agent_start "$g" --dc dc --wan wan --instance "$P-$g" --wan-rtt 2ms
+		GW_PID[$g]=$!
+		agents_wait "$g"
 	done
 }
 
@@ -163,9 +186,11 @@ agents_up
 cell fn flood
 cell ld two_loads
 cell tk takeover_both
+cell tu upgrade_both
+cell rk restart_keep_both
 cell rs restart_both
 agents_down
-echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, without $fn; two loads $ld; takeover $tk; restart $rs" >&2
+echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, without $fn; two loads $ld; takeover $tk; upgrade $tu; restart keeping $rk; restart $rs" >&2
 
 row "no fault" "$base" "no fault" "$base"
 row "flood, --peer" "$fl" "no fault" "$base"
@@ -173,15 +198,17 @@ row "flood, no --peer" "$fn" "no fault" "$base"
 row "without longhaul, no fault" "$pb" "without longhaul, no fault" "$pb"
 row "without longhaul, the same flood (its sender's CPU alone)" "$pf" "without longhaul, no fault" "$pb"
 row "no fault, two agent loads beside (CPU)" "$ld" "no fault" "$base"
-row "both agents taken over (--takeover)" "$tk" "no fault" "$base"
-row "both agents taken over, against the loads beside" "$tk" "no fault, two agent loads beside (CPU)" "$ld"
-row "both agents stopped and started" "$rs" "no fault" "$base"
+row "both agents taken over by the same build (--takeover: no load)" "$tk" "no fault" "$base"
+row "both agents taken over by a new build (--takeover --reload: loaded first)" "$tu" "no fault" "$base"
+row "both agents taken over by a new build, against the loads beside" "$tu" "no fault, two agent loads beside (CPU)" "$ld"
+row "both agents stopped keeping the data path (SIGUSR2, or --keep) and started again" "$rk" "no fault" "$base"
+row "both agents stopped and started (data path detached, reloaded)" "$rs" "no fault" "$base"
 row "both agents stopped and started, against the loads beside" "$rs" "no fault, two agent loads beside (CPU)" "$ld"
 
 printf '%s\n' "${rows[@]}" | jq -s '{
 	name: "fault-safety",
 	title: "Fault safety: a spoofed flood and agent restarts against the same runs without them",
-	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). Takeover: both agents replaced 1.5 s into the run by longhauld --takeover (goal >= 0.9); beside it the same runs with two agent loads in a namespace of their own and no fault, the CPU a takeover costs on this 2-core host, and the takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
+	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host, and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

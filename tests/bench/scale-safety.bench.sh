@@ -13,7 +13,8 @@
 #    runs (default 20): runs that stalled (lhperf status other than ok),
 #    plain and longhaul;
 #  - go-back-0, 8 QPs of 4 MB messages at 1/256 deterministic loss, no WAN
-#    rate limit: goodput against the lossless run of the same NICs.
+#    rate limit, plain, LR2 and gateway recovery: goodput against the
+#    lossless run of the same NICs, plain and with the same recovery.
 # Goals: ratio >= 1 for goodput, <= 1 for timeouts, 0 stalls, gb0 >= 0.9.
 #
 # Prints the bench JSON (tests/bench/run.sh) on stdout and a table on stderr.
@@ -98,26 +99,47 @@ echo "64 QPs at 1 %, $STALL_RUNS runs: stalled plain $sp, longhaul $sl" >&2
 add "64 QPs, 1 %, $STALL_RUNS runs, plain" "runs stalled" count "$sp" "" null "$STALL_RUNS" null
 add "64 QPs, 1 %, $STALL_RUNS runs, longhaul" "runs stalled" count "$sl" "" null "$STALL_RUNS" null
 
+# go-back-0: plain, LR2 and gateway recovery (the Sentry re-sends what was
+# lost: the NIC never sees a NAK, so it never restarts a message), each
+# lossless and at 1/256
+GW_OPTS=(--recovery gateway --sack-time 1000us --resend-rate 1gbit)
 topo none
 g0=$(xfer -r gb0 -q 8 -S 4M -n 2)
+agents_up
+gl0=$(xfer -r gb0 -q 8 -S 4M -n 2)
+agents_down
+agents_up "${GW_OPTS[@]}"
+gg0=$(xfer -r gb0 -q 8 -S 4M -n 2)
+agents_down
 topo none --loss-a2b 'every 256'
 gp=$(xfer -r gb0 -q 8 -S 4M -n 2 --stall-time 3000)
 agents_up
 gl=$(xfer -r gb0 -q 8 -S 4M -n 2)
 agents_down
-echo "gb0 8 QPs 4 MB: lossless $g0, 1/256 plain $gp, longhaul $gl" >&2
+agents_up "${GW_OPTS[@]}"
+gg=$(xfer -r gb0 -q 8 -S 4M -n 2)
+agents_down
+echo "gb0 8 QPs 4 MB: lossless plain $g0, LR2 $gl0, gateway $gg0; 1/256 plain $gp, LR2 $gl, gateway $gg" >&2
 b=$(jq .goodput <<<"$g0")
-add "gb0, 8 QPs, 4 MB, lossless (plain)" goodput Gb/s "$b" "gb0, 8 QPs, 4 MB, lossless (plain)" 1 1 null
-for x in "1/256, plain:$gp" "1/256, longhaul:$gl"; do
-	r=${x#*:}
-	add "gb0, 8 QPs, 4 MB, ${x%%:*} ($(jq -r .status <<<"$r"))" goodput Gb/s "$(jq .goodput <<<"$r")" \
-		"gb0, 8 QPs, 4 MB, lossless (plain)" "$(ratio "$(jq .goodput <<<"$r")" "$b")" 1 null
-done
+G="gb0, 8 QPs, 4 MB"
+add "$G, lossless (plain)" goodput Gb/s "$b" "$G, lossless (plain)" 1 1 null
+# gb0_row CASE RESULT BASELINE_CASE BASELINE_GOODPUT
+gb0_row() {
+	add "$G, $1 ($(jq -r .status <<<"$2"))" goodput Gb/s "$(jq .goodput <<<"$2")" "$3" \
+		"$(ratio "$(jq .goodput <<<"$2")" "$4")" 1 null
+}
+gb0_row "lossless, LR2" "$gl0" "$G, lossless (plain)" "$b"
+gb0_row "lossless, gateway" "$gg0" "$G, lossless (plain)" "$b"
+gb0_row "1/256, plain" "$gp" "$G, lossless (plain)" "$b"
+gb0_row "1/256, LR2" "$gl" "$G, lossless (plain)" "$b"
+gb0_row "1/256, gateway" "$gg" "$G, lossless (plain)" "$b"
+gb0_row "1/256, LR2, against LR2 lossless" "$gl" "$G, lossless, LR2" "$(jq .goodput <<<"$gl0")"
+gb0_row "1/256, gateway, against gateway lossless" "$gg" "$G, lossless, gateway" "$(jq .goodput <<<"$gg0")"
 
 printf '%s\n' "${rows[@]}" | jq -s '{
 	name: "scale-safety",
 	title: "Scale safety: longhaul against plain go-back-N at 64 to 4096 QPs, stalls, go-back-0",
-	notes: "two-dc, 2 ms RTT; one run per cell. QP rows: lhperf --rate 0.3 (paced, one outstanding message per QP: 16 KB at 64 QPs, 2 KB at 256 and 1024, 1 KB at 4096) for 3 s, lossless and 1 % random loss both ways; ratios: longhaul / plain of the same cell (goal: goodput >= 1, NIC timeouts <= 1; on this 2-core host the endpoints, the WAN emulator and both gateways share the CPUs, so ratios within about 10 % are noise). Stalls: 64 QPs of 64 KB x 10, unpaced, 1 % loss both ways (goal 0). gb0: go-back-0 NICs, 8 QPs of 4 MB x 2, every 256th frame lost src->dst, no rate limit; ratio to the lossless run (goal >= 0.9).",
+	notes: "two-dc, 2 ms RTT; one run per cell. QP rows: lhperf --rate 0.3 (paced, one outstanding message per QP: 16 KB at 64 QPs, 2 KB at 256 and 1024, 1 KB at 4096) for 3 s, lossless and 1 % random loss both ways; ratios: longhaul / plain of the same cell (goal: goodput >= 1, NIC timeouts <= 1; on this 2-core host the endpoints, the WAN emulator and both gateways share the CPUs, so ratios within about 10 % are noise). Stalls: 64 QPs of 64 KB x 10, unpaced, 1 % loss both ways (goal 0). gb0: go-back-0 NICs, 8 QPs of 4 MB x 2, every 256th frame lost src->dst, no rate limit, plain, LR2 and gateway recovery (--recovery gateway --sack-time 1 ms --resend-rate 1gbit: the Sentry re-sends what was lost, the NIC never restarts a message); ratios to the plain lossless run, and to the lossless run of the same recovery, which shows what its per-packet work costs this CPU-bound 2-core host (goal >= 0.9).",
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

@@ -189,7 +189,7 @@ objects_of() {
 	jq_assert "$K" '[.agent["coexist-lr2"].left_behind[] | select(test(" bpf "))] == []'
 }
 
-@test "6.1: longhauld --takeover replaces a running agent on clsact: the kept filters get its programs in place, the old agent exits 0, nothing left after" {
+@test "6.1: longhauld --takeover --reload (a new build) replaces a running agent on clsact: the kept filters get its programs in place, the old agent exits 0, nothing left after" {
 	local f='[.[] | select(test("handle 0x1 lh_[a-z_]+.* id [0-9]+")) | capture("id (?<id>[0-9]+)").id]'
 	k61
 	[ -x "$O/bin/longhauld" ] || skip "no $O/bin/longhauld (make)"

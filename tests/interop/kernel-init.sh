@@ -170,11 +170,12 @@ if [ -n "$LH_LONGHAULD" ]; then
 	stop_coexist coexist $pcr /tmp/lhd-cr
 	stop_coexist coexist-lr2 $plr2 /tmp/lhd-lr2
 
-	# 5. a takeover on clsact (no links there): a second lr2 agent started
-	# with --takeover loads beside the first, which stops keeping its data
-	# path; the second replaces the kept filters' programs in place
-	# (BPF_TC_F_REPLACE) and adopts the XDP links; then it stops and nothing
-	# is left (LH-LHD-AFTER takeover)
+	# 5. a takeover on clsact (no links there) by a new build: a second lr2
+	# agent started with --takeover --reload (what a new build does: the same
+	# build would reuse the running programs) loads beside the first, which
+	# stops keeping its data path; the second replaces the kept filters'
+	# programs in place (BPF_TC_F_REPLACE) and adopts the XDP links; then it
+	# stops and nothing is left (LH-LHD-AFTER takeover)
 	log "longhauld --takeover"
 	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-tk --max-qps 64 --pool-slots 256 \
 		</dev/null >/tmp/lhd-tk1 2>&1 &
@@ -182,7 +183,7 @@ if [ -n "$LH_LONGHAULD" ]; then
 	wait_for $ptk1 /tmp/lhd-tk1 running
 	show_filters LH-LHD-TC takeover-old
 	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-tk --max-qps 64 --pool-slots 256 \
-		--takeover </dev/null >/tmp/lhd-tk2 2>&1 &
+		--takeover --reload </dev/null >/tmp/lhd-tk2 2>&1 &
 	ptk2=$!
 	wait_for $ptk2 /tmp/lhd-tk2 running
 	wait $ptk1

@@ -122,6 +122,19 @@ lr2_show() {
 	echo "gwa: $LR2_A"
 	echo "gwb: $LR2_B"
 	echo "wan: $LR2_W"
+	echo "host link drops since the topology came up: $(lr2_link_drops)"
+}
+
+# lr2_link_drops: the interfaces of the topology's namespaces that dropped
+# frames (rx or tx, as `ip -s link` counts them: a veth whose peer's ring was
+# full, say, on a host that descheduled the reader), as a JSON array
+lr2_link_drops() {
+	local ns
+	for ns in $(ip netns list | awk -v p="$LH_PREFIX-" 'index($1, p) == 1 {print $1}'); do
+		ip -n "$ns" -s -j link show 2>/dev/null | jq -c --arg ns "${ns#"$LH_PREFIX-"}" \
+			'.[] | select(.stats64.rx.dropped > 0 or .stats64.tx.dropped > 0) |
+			{ns: $ns, dev: .ifname, rx: .stats64.rx.dropped, tx: .stats64.tx.dropped}'
+	done | jq -sc .
 }
 
 # lr2_ok: the transfer completed, every byte verified, no QP error

@@ -83,16 +83,18 @@ lhc() {
 	printf '%s' "$v" | jq -r --arg n "$2" '.[$n] // 0'
 }
 
-# The receiving rxe saw no WAN gap: it NAKs once per gap it sees
-# (out_of_seq_request), and each such NAK has a cause between gwb and it (a
-# frame its tap dropped: a guest falls behind under TCG) that the Depot
-# answered from its backup pool; none went over the WAN
+# The receiving rxe saw no WAN gap: each NAK it sent had a cause between gwb
+# and it (a frame its tap dropped: a guest falls behind under TCG; a frame
+# the host reordered) and the Depot answered it from its backup pool. A WAN
+# gap it cannot answer so (the packet never reached the Depot): that NAK
+# would go over the WAN. out_of_seq_request is no count of gaps (rxe counts
+# every packet it drops out of sequence: a fresh-clone CI run at c7db272 had
+# 3 with 2 tap drops and 3 NAKs, all answered locally)
 receiver_saw_no_wan_gap() {
 	local oos dropped
 	oos=$(ctr server out_of_seq_request)
 	dropped=$(jq_get "$IO" .server.tap.to_guest.dropped)
 	echo "responder: out_of_seq_request $oos, its tap dropped $dropped, Depot answered $(lhc b depot_nak_local) NAKs locally"
-	[ "$oos" -le "$dropped" ]
 	[ "$(lhc b depot_nak_forwarded)" -eq 0 ]
 }
 

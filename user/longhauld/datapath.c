@@ -821,14 +821,14 @@ static uint64_t build_id(const struct lhd_config *cfg)
 	return h;
 }
 
-bool lhd_datapath_same_build(const struct lhd_config *cfg)
+/* Whether every program of cfg's mode has a pin of build under cfg->pin_dir */
+static bool same_build(const struct lhd_config *cfg, uint64_t build)
 {
 	const void *elf[LHD_MAX_OBJS];
 	const char *name[LHD_MAX_OBJS];
 	char path[PIN_DIR_MAX + 96];
 	size_t sz[LHD_MAX_OBJS];
 	int i, n = mode_objects(cfg->mode, elf, sz, name);
-	uint64_t build = build_id(cfg);
 	bool all = n > 0;
 
 	for (i = 0; i < n && all; i++) {
@@ -848,6 +848,11 @@ bool lhd_datapath_same_build(const struct lhd_config *cfg)
 		bpf_object__close(obj);
 	}
 	return all;
+}
+
+bool lhd_datapath_same_build(const struct lhd_config *cfg)
+{
+	return same_build(cfg, build_id(cfg));
 }
 
 /* Remove the program pins under pin_dir: all, or all but build's (other builds' or a crash's) */
@@ -1076,9 +1081,10 @@ static int load_mode(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	return load_lr2(dp, cfg);
 }
 
-int lhd_datapath_load(struct lhd_datapath *dp, const struct lhd_config *cfg, bool adopt)
+/* dp as no load has touched it yet: nothing attached, no fd */
+static void dp_init(struct lhd_datapath *dp, bool adopt, uint64_t build)
 {
-	int rc, i;
+	int i;
 
 	memset(dp, 0, sizeof(*dp));
 	for (i = 0; i < 1 + LHD_MAX_WAN; i++)
@@ -1087,20 +1093,23 @@ int lhd_datapath_load(struct lhd_datapath *dp, const struct lhd_config *cfg, boo
 	dp->cmd_fd = -1;
 	dp->adopted = adopt;
 	dp->owner = !adopt;
-	dp->build = build_id(cfg);
+	dp->build = build;
+}
+
+int lhd_datapath_load(struct lhd_datapath *dp, const struct lhd_config *cfg, bool adopt)
+{
+	uint64_t build = build_id(cfg);
+	int rc;
+
+	dp_init(dp, adopt, build);
 	/* a kept data path of this very build: its programs as they are, no verifier */
-	dp->reused = adopt && !cfg->reload && lhd_datapath_same_build(cfg);
+	dp->reused = adopt && !cfg->reload && same_build(cfg, build);
 	rc = load_mode(dp, cfg);
 	if (rc && dp->reused) {
 		pr_warn("the kept programs of this build cannot be reused (above): loading them "
 			"anew\n");
 		lhd_datapath_down(dp, cfg, false);
-		memset(dp, 0, sizeof(*dp));
-		for (i = 0; i < 1 + LHD_MAX_WAN; i++)
-			dp->xdp_links[i] = -1;
-		dp->kick_fd = dp->cmd_fd = -1;
-		dp->adopted = adopt;
-		dp->build = build_id(cfg);
+		dp_init(dp, adopt, build);
 		rc = load_mode(dp, cfg);
 	}
 	if (rc)

@@ -35,6 +35,18 @@
  * and half at 4096, taken from the endpoints on the same host here.
  */
 #define SCAN_PER_TICK 256
+/*
+ * With neither T/C-SACK nor gateway recovery on (LR2 alone), no QP needs
+ * the timer every tick but the Depot QPs with a gap, a release or a DC
+ * timer open (the hot set: depot_hot()): they are read by key each tick,
+ * the rest once per COLD_PASS_US (idle, stale, the path's round trip). A
+ * pass walks every bucket of lh_qp whatever the QPs in it: at 1024 QPs in
+ * a table of 8192 a pass each 4 ticks cost each agent a tenth of a core
+ * (perf: __htab_map_lookup_and_delete_batch 45 % of the agent), enough to
+ * tip the endpoints' 67 ms timers on this 2-core host (35-3096 NIC timeouts
+ * in a lossless run, 0 without the agents' scans).
+ */
+#define COLD_PASS_US 50000
 /* Quiet this long, a QP is forgotten when the table is half full (tick()) */
 #define LH_IDLE_FULL_S 2
 #define MAX_SCAN 65536 /* host pairs looked at per prune */
@@ -126,6 +138,12 @@ struct agent {
 	/* a pass over lh_qp spans ticks (SCAN_PER_TICK): where it goes on, and its sums so far */
 	uint32_t scan_tok;
 	bool scan_on;
+	/* LR2 alone: the slow pass and its hot set (Depot QPs by key, one per ring) */
+	bool slow_scan;
+	struct lh_qp_key *hot_keys;
+	uint32_t *hot_ring;
+	uint32_t *hot_at; /* per ring: its place in the hot set + 1, 0 when not in it */
+	uint32_t hot_n;
 	struct {
 		uint32_t rto_max_us, srtt_max_us, unmeasured, qps;
 		uint64_t copies;
@@ -634,6 +652,7 @@ static void config_sync(struct agent *ag)
 /* ---- the ring buffer ---- */
 
 static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp);
+static void hot_add(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp);
 
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -654,8 +673,10 @@ static int on_event(void *ctx, void *data, size_t size)
 			 ev->dqpn, ev->psn);
 		break;
 	case LH_EV_GAP:
-		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
+		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp)) {
 			send_report(ag, &k, &qp, false, false);
+			hot_add(ag, &k, &qp);
+		}
 		break;
 	case LH_EV_SACK_DUE:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
@@ -682,6 +703,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			break;
 		if (kick(ag, &k, &qp, ev->flags == 1, ev->psn))
 			ag->st.kick_fail++;
+		hot_add(ag, &k, &qp);
 		break;
 	default:
 		break;
@@ -966,6 +988,16 @@ static bool read_qps(struct agent *ag, uint32_t *n)
 	static bool warned;
 	int err;
 
+	if (ag->slow_scan) {
+		uint64_t qps = ag->qps > ag->pass.qps ? ag->qps : ag->pass.qps;
+		uint64_t per = (qps * ag->cfg->tick_us + COLD_PASS_US - 1) / COLD_PASS_US;
+
+		if (per < 16)
+			per = 16;
+		if (per < want)
+			want = (uint32_t)per;
+	}
+
 	for (;;) {
 		cnt = want - total;
 		if (!cnt)
@@ -1001,15 +1033,123 @@ static bool read_qps(struct agent *ag, uint32_t *n)
 	return false;
 }
 
+/* A Depot QP's timers: T/C-SACK time trigger, release watchdog, DC timer, Depot-NACK retry */
+static void depot_timers(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
+			 uint64_t now)
+{
+	const struct lhd_config *cfg = ag->cfg;
+	uint64_t nack_to = (uint64_t)cfg->nack_timeout_us * 1000;
+	uint64_t sack_ns = (uint64_t)cfg->sack_time_us * 1000, retry_to;
+
+	/* T/C-SACK, time trigger: a QP that received data since its last report */
+	if (sack_ns && qp->last_rx_ns != ag->sack_rx_ns[qp->ring] &&
+	    now - ag->sack_ns[qp->ring] >= sack_ns)
+		send_sack(ag, k, qp, now);
+	/* a release that should have happened: its filler never reached the DC egress */
+	if ((qp->flags & LH_QPF_RELEASING) && now > qp->last_progress_ns &&
+	    now - qp->last_progress_ns > (uint64_t)cfg->release_watchdog_us * 1000) {
+		if (kick(ag, k, qp, false, qp->d_release_after))
+			ag->st.kick_fail++;
+		return;
+	}
+	if (cfg->dc_timeout_us)
+		dc_timer(ag, k, qp, now);
+	/*
+	 * A gap still open: its Depot-NACK or its retransmission was lost,
+	 * or is queued on the WAN longer than the timeout: each retry
+	 * without progress doubles the wait (up to 16 x), so a queue
+	 * that outgrew --wan-rtt does not fill with NACKed copies.
+	 */
+	if (qp->last_progress_ns > ag->nacked_ns[qp->ring])
+		ag->nack_tries[qp->ring] = 0;
+	retry_to = nack_to << (ag->nack_tries[qp->ring] < 4 ? ag->nack_tries[qp->ring] : 4);
+	if (qp->d_deliv != qp->d_high && now > qp->last_progress_ns &&
+	    now - qp->last_progress_ns > nack_to && now - qp->last_nack_ns > nack_to &&
+	    now - ag->nacked_ns[qp->ring] > retry_to) {
+		ag->nacked_ns[qp->ring] = now;
+		if (ag->nack_tries[qp->ring] < UINT8_MAX)
+			ag->nack_tries[qp->ring]++;
+		send_report(ag, k, qp, true, false);
+	}
+}
+
+/*
+ * LR2 alone (slow_scan): does this Depot QP need its timers every tick? A
+ * gap open (Depot-NACK retry), a release under way (its watchdog), or the
+ * sender told more than the receiving NIC ACKed (dc_timer()).
+ */
+static bool depot_hot(const struct agent *ag, const struct lh_qp *qp)
+{
+	const struct dc_timer *t;
+	uint32_t told;
+
+	if (!(qp->flags & LH_QPF_DEPOT) || qp->ring >= ag->cfg->rings || (qp->flags & LH_QPF_STALE))
+		return false;
+	if (qp->d_deliv != qp->d_high || (qp->flags & LH_QPF_RELEASING))
+		return true;
+	if (!ag->cfg->dc_timeout_us)
+		return false;
+	t = &ag->dc[qp->ring];
+	told = t->told_set && psn_diff(t->told, qp->d_nacked_psn) > 0 ? t->told : qp->d_nacked_psn;
+	return psn_diff(told, qp->d_acked) > 0;
+}
+
+/*
+ * Into the hot set, once per ring (so it holds at most cfg->rings): a ring
+ * given to a new QP since replaces the old QP's key
+ */
+static void hot_add(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
+{
+	uint32_t at;
+
+	if (!ag->slow_scan || qp->ring >= ag->cfg->rings)
+		return;
+	at = ag->hot_at[qp->ring];
+	if (at) {
+		ag->hot_keys[at - 1] = *k;
+		return;
+	}
+	ag->hot_keys[ag->hot_n] = *k;
+	ag->hot_ring[ag->hot_n++] = qp->ring;
+	ag->hot_at[qp->ring] = ag->hot_n;
+}
+
+/*
+ * The hot set's timers, each QP read by key; a QP gone, on another ring, or
+ * with nothing open any more leaves the set (the slow pass or an event
+ * brings it back).
+ */
+static void hot_tick(struct agent *ag, uint64_t now)
+{
+	struct lh_qp qp;
+	uint32_t i = 0;
+
+	while (i < ag->hot_n) {
+		const struct lh_qp_key k = ag->hot_keys[i];
+		uint32_t ring = ag->hot_ring[i];
+
+		if (bpf_map_lookup_elem(ag->qp_fd, &k, &qp) || qp.ring != ring || !depot_hot(ag, &qp)) {
+			ag->hot_at[ring] = 0;
+			ag->hot_n--;
+			if (i < ag->hot_n) {
+				ag->hot_keys[i] = ag->hot_keys[ag->hot_n];
+				ag->hot_ring[i] = ag->hot_ring[ag->hot_n];
+				ag->hot_at[ag->hot_ring[i]] = i + 1;
+			}
+			continue;
+		}
+		depot_timers(ag, &k, &qp, now);
+		i++;
+	}
+}
+
 static void tick(struct agent *ag)
 {
 	const struct lhd_config *cfg = ag->cfg;
-	uint64_t now = lhd_ktime_ns(), nack_to = (uint64_t)cfg->nack_timeout_us * 1000;
-	uint64_t idle = (uint64_t)cfg->qp_idle_s * 1000000000ull;
+	uint64_t now = lhd_ktime_ns(), idle = (uint64_t)cfg->qp_idle_s * 1000000000ull;
 	uint64_t sack_ns = (uint64_t)cfg->sack_time_us * 1000;
 	struct lh_qp_key gone[64];
 	int nr_gone = 0, i;
-	uint64_t retry_to;
 	uint32_t n, j;
 	struct lh_qp qp;
 	bool pass_end;
@@ -1055,37 +1195,13 @@ static void tick(struct agent *ag)
 			ag->pass.copies += (uint64_t)psn_diff(qp.s_next, qp.s_una);
 		if (!(qp.flags & LH_QPF_DEPOT) || qp.ring >= cfg->rings)
 			continue;
-		/* T/C-SACK, time trigger: a QP that received data since its last report */
-		if (sack_ns && qp.last_rx_ns != ag->sack_rx_ns[qp.ring] &&
-		    now - ag->sack_ns[qp.ring] >= sack_ns)
-			send_sack(ag, &cur, &qp, now);
-		/* a release that should have happened: its filler never reached the DC egress */
-		if ((qp.flags & LH_QPF_RELEASING) && now > qp.last_progress_ns &&
-		    now - qp.last_progress_ns > (uint64_t)cfg->release_watchdog_us * 1000) {
-			if (kick(ag, &cur, &qp, false, qp.d_release_after))
-				ag->st.kick_fail++;
-			continue;
-		}
-		if (cfg->dc_timeout_us)
-			dc_timer(ag, &cur, &qp, now);
-		/*
-		 * A gap still open: its Depot-NACK or its retransmission was lost,
-		 * or is queued on the WAN longer than the timeout: each retry
-		 * without progress doubles the wait (up to 16 x), so a queue
-		 * that outgrew --wan-rtt does not fill with NACKed copies.
-		 */
-		if (qp.last_progress_ns > ag->nacked_ns[qp.ring])
-			ag->nack_tries[qp.ring] = 0;
-		retry_to = nack_to << (ag->nack_tries[qp.ring] < 4 ? ag->nack_tries[qp.ring] : 4);
-		if (qp.d_deliv != qp.d_high && now > qp.last_progress_ns &&
-		    now - qp.last_progress_ns > nack_to && now - qp.last_nack_ns > nack_to &&
-		    now - ag->nacked_ns[qp.ring] > retry_to) {
-			ag->nacked_ns[qp.ring] = now;
-			if (ag->nack_tries[qp.ring] < UINT8_MAX)
-				ag->nack_tries[qp.ring]++;
-			send_report(ag, &cur, &qp, true, false);
-		}
+		if (!ag->slow_scan)
+			depot_timers(ag, &cur, &qp, now);
+		else if (depot_hot(ag, &qp))
+			hot_add(ag, &cur, &qp); /* its timers below, from a fresh read */
 	}
+	if (ag->slow_scan)
+		hot_tick(ag, now);
 	for (i = 0; i < nr_gone; i++)
 		if (!bpf_map_lookup_elem(ag->qp_fd, &gone[i], &qp))
 			forget_qp(ag, &gone[i], &qp);
@@ -1179,6 +1295,12 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ag.tick_keys = calloc(ag.tick_cap, sizeof(*ag.tick_keys));
 	ag.tick_qps = calloc(ag.tick_cap, sizeof(*ag.tick_qps));
 	if (!ag.ring_buf || !ag.tick_keys || !ag.tick_qps)
+		goto out;
+	ag.slow_scan = !cfg->sack_time_us && !cfg->gateway;
+	ag.hot_keys = calloc(cfg->rings, sizeof(*ag.hot_keys));
+	ag.hot_ring = calloc(cfg->rings, sizeof(*ag.hot_ring));
+	ag.hot_at = calloc(cfg->rings, sizeof(*ag.hot_at));
+	if (!ag.hot_keys || !ag.hot_ring || !ag.hot_at)
 		goto out;
 	/* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
 	ag.pool_fd = lhd_map_fd(dp, "lh_pool");
@@ -1288,6 +1410,9 @@ out:
 	free(ag.ring_buf);
 	free(ag.tick_keys);
 	free(ag.tick_qps);
+	free(ag.hot_keys);
+	free(ag.hot_ring);
+	free(ag.hot_at);
 	free(ag.nacked_ns);
 	free(ag.nack_tries);
 	free(ag.dc);

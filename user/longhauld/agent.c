@@ -39,14 +39,15 @@
  * With neither T/C-SACK nor gateway recovery on (LR2 alone), no QP needs
  * the timer every tick but the Depot QPs with a gap, a release or a DC
  * timer open (the hot set: depot_hot()): they are read by key each tick,
- * the rest once per COLD_PASS_US (idle, stale, the path's round trip). A
+ * the rest once per COLD_PASS_US (idle, stale, the path's round trip; a
+ * lost event: the ring buffer full). A
  * pass walks every bucket of lh_qp whatever the QPs in it: at 1024 QPs in
  * a table of 8192 a pass each 4 ticks cost each agent a tenth of a core
  * (perf: __htab_map_lookup_and_delete_batch 45 % of the agent), enough to
  * tip the endpoints' 67 ms timers on this 2-core host (35-3096 NIC timeouts
  * in a lossless run, 0 without the agents' scans).
  */
-#define COLD_PASS_US 50000
+#define COLD_PASS_US 250000
 /* Quiet this long, a QP is forgotten when the table is half full (tick()) */
 #define LH_IDLE_FULL_S 2
 #define MAX_SCAN 65536 /* host pairs looked at per prune */

@@ -287,13 +287,29 @@ static void test_replay(void)
 	       "first message of a sender accepted");
 	tap_ok(rsvp_replay_accept(&r, &a, 1, 100) == RSVP_E_INTEGRITY_REPLAY,
 	       "the same sequence number again: integrity_replay");
+	tap_ok(rsvp_replay_accept(&r, &a, 1, 99) == RSVP_E_OK,
+	       "an older one never seen, reordered on the way: accepted");
 	tap_ok(rsvp_replay_accept(&r, &a, 1, 99) == RSVP_E_INTEGRITY_REPLAY,
-	       "an older one: integrity_replay");
+	       "... once: integrity_replay the second time");
+	tap_ok(rsvp_replay_accept(&r, &a, 1, 100 - RSVP_REPLAY_WINDOW) == RSVP_E_INTEGRITY_REPLAY,
+	       "%d below the highest: outside the window, integrity_replay", RSVP_REPLAY_WINDOW);
+	tap_ok(rsvp_replay_accept(&r, &a, 1, 100 - RSVP_REPLAY_WINDOW + 1) == RSVP_E_OK,
+	       "%d below: the window's last, accepted", RSVP_REPLAY_WINDOW - 1);
 	tap_ok(rsvp_replay_accept(&r, &a, 1, 101) == RSVP_E_OK, "a higher one accepted");
+	tap_ok(rsvp_replay_accept(&r, &a, 1, 99) == RSVP_E_INTEGRITY_REPLAY &&
+		       rsvp_replay_accept(&r, &a, 1, 100) == RSVP_E_INTEGRITY_REPLAY,
+	       "the window moved up with it: what was seen stays seen");
+	tap_ok(rsvp_replay_accept(&r, &a, 1, 1101) == RSVP_E_OK &&
+		       rsvp_replay_accept(&r, &a, 1, 1101 - RSVP_REPLAY_WINDOW + 1) == RSVP_E_OK &&
+		       rsvp_replay_accept(&r, &a, 1, 101) == RSVP_E_INTEGRITY_REPLAY,
+	       "a jump of 1000: the new window is empty, the old numbers are outside it");
+	tap_ok(rsvp_replay_accept(&r, &a, 1, 1102) == RSVP_E_OK &&
+		       rsvp_replay_accept(&r, &a, 1, 1101) == RSVP_E_INTEGRITY_REPLAY,
+	       "a step of 1: the last highest is remembered below the new one");
 	tap_ok(rsvp_replay_accept(&r, &b, 1, 50) == RSVP_E_OK &&
 		       rsvp_replay_accept(&r, &a, 2, 50) == RSVP_E_OK,
 	       "each sender and each key id counts apart");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 100) == RSVP_E_INTEGRITY_REPLAY,
+	tap_ok(rsvp_replay_accept(&r, &a, 1, 1102) == RSVP_E_INTEGRITY_REPLAY,
 	       "... without changing the others' last number");
 	for (unsigned int i = r.used; i < RSVP_REPLAY_SLOTS; i++) {
 		union lh_ip_addr s = {.b = {[0] = 0xfd, [14] = 1, [15] = (uint8_t)i}};
@@ -304,7 +320,7 @@ static void test_replay(void)
 		union lh_ip_addr s = {.b = {[0] = 0xfe}};
 
 		tap_ok(all && rsvp_replay_accept(&r, &s, 1, 1) == RSVP_E_INTEGRITY_REPLAY &&
-			       rsvp_replay_accept(&r, &a, 1, 102) == RSVP_E_OK,
+			       rsvp_replay_accept(&r, &a, 1, 1103) == RSVP_E_OK,
 		       "%d senders fill the table: a new one is refused, the known ones go on",
 		       RSVP_REPLAY_SLOTS);
 	}

@@ -168,11 +168,19 @@ enum rsvp_err rsvp_replay_accept(struct rsvp_replay *r, const union lh_ip_addr *
 		if (r->slot[i].key_id != key_id ||
 		    memcmp(&r->slot[i].sender, sender, sizeof(*sender)))
 			continue;
-		/* RFC 2747 section 3 (verification): a number not above the last accepted is a
-		 * replay */
-		if (seq <= r->slot[i].last_seq)
+		uint64_t last = r->slot[i].last_seq, d;
+
+		if (seq > last) {
+			d = seq - last;
+			r->slot[i].seen = d >= 64 ? 1 : (r->slot[i].seen << d) | 1;
+			r->slot[i].last_seq = seq;
+			return RSVP_E_OK;
+		}
+		/* below the highest: inside the window and not seen, else a replay */
+		d = last - seq;
+		if (d >= RSVP_REPLAY_WINDOW || (r->slot[i].seen & (1ull << d)))
 			return RSVP_E_INTEGRITY_REPLAY;
-		r->slot[i].last_seq = seq;
+		r->slot[i].seen |= 1ull << d;
 		return RSVP_E_OK;
 	}
 	if (r->used == RSVP_REPLAY_SLOTS)
@@ -180,6 +188,7 @@ enum rsvp_err rsvp_replay_accept(struct rsvp_replay *r, const union lh_ip_addr *
 	r->slot[i].sender = *sender;
 	r->slot[i].key_id = key_id;
 	r->slot[i].last_seq = seq;
+	r->slot[i].seen = 1;
 	r->used++;
 	return RSVP_E_OK;
 }

@@ -44,20 +44,31 @@ int rsvp_key_file_read(const char *path, struct rsvp_key_file *out, char *why, s
  * neighbours only (16 and the 8 routes' next hops), each under its one key.
  */
 #define RSVP_REPLAY_SLOTS 32
+/*
+ * Sequence Numbers below the highest accepted that are still taken, once
+ * each: messages reordered on the way (a link bundle, ECMP, two paths) are
+ * not replays. Routers call it the authentication window (Huawei's
+ * `mpls rsvp-te authentication window-size`, 1-64, 32 advised on trunks; a
+ * window of 1 is the strict rule). A fresh-clone CI run refused 2 reordered
+ * messages of a legitimate neighbour with the strict rule (70-credit #7).
+ */
+#define RSVP_REPLAY_WINDOW 32
 
 struct rsvp_replay {
 	struct {
 		union lh_ip_addr sender;
 		uint64_t key_id;
 		uint64_t last_seq; /* the highest Sequence Number accepted */
+		uint64_t seen; /* bit i: last_seq - i accepted (bit 0: last_seq) */
 	} slot[RSVP_REPLAY_SLOTS];
 	unsigned int used;
 };
 
 /*
  * A message from sender whose digest verified under key_id, with Sequence
- * Number seq: RSVP_E_OK and seq remembered when it is above the last one
- * accepted from that sender under that key (or the first from it), else
+ * Number seq: RSVP_E_OK and seq remembered when it is above the highest one
+ * accepted from that sender under that key (or the first from it), or below
+ * it by less than RSVP_REPLAY_WINDOW and not accepted before; else
  * RSVP_E_INTEGRITY_REPLAY, nothing changed. With every slot taken a new
  * sender is refused (RSVP_E_INTEGRITY_REPLAY): forgetting another sender
  * would let its old messages be replayed.

@@ -141,8 +141,10 @@ struct agent {
 	bool scan_on;
 	/* LR2 alone: the slow pass and its hot set (Depot QPs by key, one per ring) */
 	bool slow_scan;
-	struct lh_qp_key *hot_keys;
-	uint32_t *hot_ring;
+	struct hot_ent {
+		struct lh_qp_key k;
+		uint32_t ring;
+	} *hot;
 	uint32_t *hot_at; /* per ring: its place in the hot set + 1, 0 when not in it */
 	uint32_t hot_n;
 	struct {
@@ -926,6 +928,12 @@ static int dc_probe(struct agent *ag, const struct lh_qp_key *k, const struct lh
 	return sent ? 0 : -ENOENT;
 }
 
+/* The newest ePSN the sender was told: the programs' Depot-NACKs, the agent's NACKs and reports */
+static uint32_t dc_told(const struct dc_timer *t, const struct lh_qp *qp)
+{
+	return t->told_set && psn_diff(t->told, qp->d_nacked_psn) > 0 ? t->told : qp->d_nacked_psn;
+}
+
 /*
  * Depot: loss inside the receiver's DC that no NAK reported. rxe NAKs a gap
  * once, then drops what follows in silence; if that NAK, or the replay the
@@ -950,8 +958,7 @@ static void dc_timer(struct agent *ag, const struct lh_qp_key *k, const struct l
 	uint64_t wait = (rto > ag->cfg->dc_timeout_us ? rto : ag->cfg->dc_timeout_us) * 1000
 			<< (t->tries < 3 ? t->tries : 3);
 
-	uint32_t told = t->told_set && psn_diff(t->told, qp->d_nacked_psn) > 0 ? t->told
-									       : qp->d_nacked_psn;
+	uint32_t told = dc_told(t, qp);
 
 	if (qp->d_acked != t->acked) {
 		t->acked = qp->d_acked;
@@ -1081,18 +1088,13 @@ static void depot_timers(struct agent *ag, const struct lh_qp_key *k, const stru
  */
 static bool depot_hot(const struct agent *ag, const struct lh_qp *qp)
 {
-	const struct dc_timer *t;
-	uint32_t told;
-
 	if (!(qp->flags & LH_QPF_DEPOT) || qp->ring >= ag->cfg->rings || (qp->flags & LH_QPF_STALE))
 		return false;
 	if (qp->d_deliv != qp->d_high || (qp->flags & LH_QPF_RELEASING))
 		return true;
 	if (!ag->cfg->dc_timeout_us)
 		return false;
-	t = &ag->dc[qp->ring];
-	told = t->told_set && psn_diff(t->told, qp->d_nacked_psn) > 0 ? t->told : qp->d_nacked_psn;
-	return psn_diff(told, qp->d_acked) > 0;
+	return psn_diff(dc_told(&ag->dc[qp->ring], qp), qp->d_acked) > 0;
 }
 
 /*
@@ -1107,11 +1109,10 @@ static void hot_add(struct agent *ag, const struct lh_qp_key *k, const struct lh
 		return;
 	at = ag->hot_at[qp->ring];
 	if (at) {
-		ag->hot_keys[at - 1] = *k;
+		ag->hot[at - 1].k = *k;
 		return;
 	}
-	ag->hot_keys[ag->hot_n] = *k;
-	ag->hot_ring[ag->hot_n++] = qp->ring;
+	ag->hot[ag->hot_n++] = (struct hot_ent){ .k = *k, .ring = qp->ring };
 	ag->hot_at[qp->ring] = ag->hot_n;
 }
 
@@ -1126,16 +1127,15 @@ static void hot_tick(struct agent *ag, uint64_t now)
 	uint32_t i = 0;
 
 	while (i < ag->hot_n) {
-		const struct lh_qp_key k = ag->hot_keys[i];
-		uint32_t ring = ag->hot_ring[i];
+		const struct lh_qp_key k = ag->hot[i].k;
+		uint32_t ring = ag->hot[i].ring;
 
 		if (bpf_map_lookup_elem(ag->qp_fd, &k, &qp) || qp.ring != ring || !depot_hot(ag, &qp)) {
 			ag->hot_at[ring] = 0;
 			ag->hot_n--;
 			if (i < ag->hot_n) {
-				ag->hot_keys[i] = ag->hot_keys[ag->hot_n];
-				ag->hot_ring[i] = ag->hot_ring[ag->hot_n];
-				ag->hot_at[ag->hot_ring[i]] = i + 1;
+				ag->hot[i] = ag->hot[ag->hot_n];
+				ag->hot_at[ag->hot[i].ring] = i + 1;
 			}
 			continue;
 		}
@@ -1298,10 +1298,9 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	if (!ag.ring_buf || !ag.tick_keys || !ag.tick_qps)
 		goto out;
 	ag.slow_scan = !cfg->sack_time_us && !cfg->gateway;
-	ag.hot_keys = calloc(cfg->rings, sizeof(*ag.hot_keys));
-	ag.hot_ring = calloc(cfg->rings, sizeof(*ag.hot_ring));
+	ag.hot = calloc(cfg->rings, sizeof(*ag.hot));
 	ag.hot_at = calloc(cfg->rings, sizeof(*ag.hot_at));
-	if (!ag.hot_keys || !ag.hot_ring || !ag.hot_at)
+	if (!ag.hot || !ag.hot_at)
 		goto out;
 	/* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
 	ag.pool_fd = lhd_map_fd(dp, "lh_pool");
@@ -1411,8 +1410,7 @@ out:
 	free(ag.ring_buf);
 	free(ag.tick_keys);
 	free(ag.tick_qps);
-	free(ag.hot_keys);
-	free(ag.hot_ring);
+	free(ag.hot);
 	free(ag.hot_at);
 	free(ag.nacked_ns);
 	free(ag.nack_tries);

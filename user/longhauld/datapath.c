@@ -372,12 +372,11 @@ static int attach_tc(struct lhd_datapath *dp, int prog_fd, const char *prog, int
 		return err;
 	}
 	dp->nr_tc++;
-	if (dp->adopted)
+	if (dp->adopted) {
 		clsact_check_replaced(&hook, &tco, dir, ifname);
-	if (dp->adopted)
 		pr_info("adopted tc (clsact, priority %u) %s on %s: its filter now runs this "
 			"build's program\n", dp->tc_prio, dir, ifname);
-	else
+	} else
 		pr_info("attached tc (clsact, priority %u) %s to %s\n", dp->tc_prio, dir, ifname);
 	return 0;
 }

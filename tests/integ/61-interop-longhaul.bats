@@ -55,8 +55,15 @@ longhaul_pair() {
 		LH_A=$(lr2_delta "$sa" "$(lr2_stats gwa)")
 		LH_B=$(lr2_delta "$sb" "$(lr2_stats gwb)")
 		lr2_agents_down
-		[ "$try" -eq 1 ] && starved || break
-		echo "# a guest was starved ($(taps)): the pair runs again" >&3
+		[ "$try" -eq 1 ] || break
+		if starved; then
+			echo "# a guest was starved ($(taps)): the pair runs again" >&3
+		elif perftest_quit; then
+			echo "# perftest exited $(jq -c '[.client.exit_status, .server.exit_status]' <<<"$IO") with no QP" \
+				"in error and nothing lost (its output above): the pair runs again" >&3
+		else
+			break
+		fi
 	done
 	SILENCE=$(sed -n 's/.* \([0-9]*\) silence NAKs.*/\1/p' "$BATS_FILE_TMPDIR/gwa.log" | tail -n 1)
 	SILENCE=${SILENCE:-0}

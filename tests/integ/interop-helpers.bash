@@ -52,6 +52,25 @@ starved() {
 		any(.dropped * 20 > .packets + .dropped)' <<<"$IO" >/dev/null 2>&1
 }
 
+# perftest_quit: both guests ran perftest to its end and it exited non-zero
+# with no QP in error: no retry exhausted on either side, no completion error
+# in its output, the responder took every packet the requester sent, and
+# nothing was lost on the WAN. perftest does so now and then with nothing of
+# longhaul on the path (a CI run at 9279797, 60-interop: every packet
+# received, no result printed; another at 4b61ecf, 61-interop #1, lossless,
+# both sides exit 1, 0 of 63860 packets missing). Its output (all of it,
+# >&3) says which step failed, for the next look.
+perftest_quit() {
+	jq -e '(.client.exit_status != 0 or .server.exit_status != 0)
+		and .client.timed_out == false and .server.timed_out == false
+		and .client.counters.retry_exceeded_err == 0 and .server.counters.retry_exceeded_err == 0
+		and .server.counters.rcvd_pkts >= .client.counters.sent_pkts
+		and ([.client.output[]?, .server.output[]?] | all(test("Completion with error|error CQE|status") | not))' \
+		<<<"$IO" >/dev/null 2>&1 || return 1
+	jq -e '.a2b.lost == 0 and .b2a.lost == 0' <<<"$IO_W" >/dev/null 2>&1 || return 1
+	printf '%s' "$IO" | jq -r '(.client.output[]? | "# client: " + .), (.server.output[]? | "# server: " + .)' >&3
+}
+
 # taps: what the guests' taps dropped, for the terminal
 taps() {
 	jq -r '"client tap dropped \(.client.tap.to_guest.dropped) of \(.client.tap.to_guest.packets +
@@ -79,7 +98,10 @@ pair_fed() {
 show() {
 	echo "run-pair exit $IO_STATUS: $(cat "$BATS_TEST_TMPDIR/run-pair.err" 2>/dev/null)"
 	printf '%s' "$IO" | jq -c 'del(.client.output, .server.output)' 2>/dev/null || printf '%s\n' "$IO"
-	printf '%s' "$IO" | jq -r '.client.output[]?' 2>/dev/null | tail -n 8
+	# all of both sides' output: perftest's stderr (unbuffered) lands before
+	# its buffered stdout, so an error line sits above the table's header
+	printf '%s' "$IO" | jq -r '(.client.output[]? | "client: " + .), (.server.output[]? | "server: " + .)' 2>/dev/null |
+		grep -v -e '^[a-z]*: *-*$' | head -n 80
 	echo "wan: $IO_W"
 	tail -n 5 "$BATS_TEST_TMPDIR"/guests/*-console.log 2>/dev/null || true
 }

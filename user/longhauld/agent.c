@@ -1359,6 +1359,8 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 					ag.tick_late = ticks > 1;
 					tick(&ag);
 				}
+				/* the events that wake nobody (LH_EV_QP_NEW) */
+				ring_buffer__consume(rb);
 			} else if (out[i].data.fd == ag.pace_fd) {
 				if (read(ag.pace_fd, &ticks, sizeof(ticks)) > 0)
 					gw_pace(&ag);

@@ -197,6 +197,12 @@ struct lh_qp {
 	 * WAN came in by. 0 until then.
 	 */
 	__u32 wan_ifindex;
+	/*
+	 * While listed for pairing: its place in its host pair's list, a hint
+	 * taken only where the list still holds its QPN there (a removal moves
+	 * the list's last QP into the hole; that QP's hint is set anew)
+	 */
+	__u32 p_idx;
 	__u64 d_ar_ns; /* 0: none yet */
 	__u64 d_rtt_ns; /* when d_rtt_psn went to the NIC; 0: nothing timed */
 	/* Depot: that round trip into the receiver's DC, smoothed (RFC 6298), us */

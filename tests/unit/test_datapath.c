@@ -720,7 +720,20 @@ static void pairing_ranges(void)
 		depot_send(&many, 0x1000 + q, (q * 40000 + 124) & ROCE_PSN_MASK);
 	c0 = ctr("paired");
 	c1 = ctr("pair_exact");
-	for (q = 0; q < 100; q++)
+	/*
+	 * Each listed QP knows its place in the list (lh_qp p_idx): the ACK
+	 * that pairs it takes it out without a pass. Taking one moves the
+	 * list's last QP into the hole, which learns its new place.
+	 */
+	for (q = 0; q < 100; q += 2)
+		nic_ack(&many, 0x5000 + q, (q * 40000 + 124) & ROCE_PSN_MASK, 0x1f);
+	c2 = hostpair_of(&many, &hp) && hp.n == 50;
+	for (q = 0; c2 && q < hp.n; q++)
+		wrong += !qp_of(&many, hp.dqpn[q], &qp) || qp.p_idx != q || (qp.flags & LH_QPF_PAIRED);
+	tap_ok(c2 && !wrong, "pairing: 50 of 100 QPs paired, each of the 50 listed knows its place (%u wrong)",
+	       wrong);
+	wrong = 0;
+	for (q = 1; q < 100; q += 2)
 		nic_ack(&many, 0x5000 + q, (q * 40000 + 124) & ROCE_PSN_MASK, 0x1f);
 	for (q = 0; q < 100; q++)
 		wrong += paired_with(&many, 0x1000 + q) != 0x5000 + q;

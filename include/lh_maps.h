@@ -460,6 +460,12 @@ struct lh_config {
 #define LH_CFG_PEERS 0x20
 /* --report-key-file given: Depot reports must carry a valid tag (report_key) */
 #define LH_CFG_REPORT_MAC 0x40
+/*
+ * --nic-timeout given: watchdog_ms is a bound, the NICs' retransmit timeout
+ * (or --sentry-watchdog when shorter): a stuck Sentry recovery is given up
+ * after it, with no scaling by the QP's round trip and no doubling
+ */
+#define LH_CFG_WD_BOUND 0x80
 
 /* lh_peer: the DC prefixes behind peer gateways, an LPM trie over 16-byte addresses */
 #define LH_MAX_PEERS 64

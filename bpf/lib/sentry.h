@@ -480,9 +480,12 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		__u32 fired = READ_ONCE(qp->s_wd_fired);
 
 		watchdog_ns = (__u64)cfg->watchdog_ms * 1000000;
-		if (rtos_ns > watchdog_ns)
-			watchdog_ns = rtos_ns;
-		watchdog_ns <<= fired < LH_WATCHDOG_BACKOFF_MAX ? fired : LH_WATCHDOG_BACKOFF_MAX;
+		if (!(cfg->flags & LH_CFG_WD_BOUND)) {
+			if (rtos_ns > watchdog_ns)
+				watchdog_ns = rtos_ns;
+			watchdog_ns <<= fired < LH_WATCHDOG_BACKOFF_MAX ? fired :
+								     LH_WATCHDOG_BACKOFF_MAX;
+		}
 	}
 
 	bpf_spin_lock(&qp->lock);

@@ -120,6 +120,9 @@ send() {
 	[[ "$output" == *"no such interface"* ]]
 	run_t 10 "$LH_BIN/longhauld" --dc lo --xdp-mode turbo
 	[ "$status" -eq 2 ]
+	run_t 10 "$LH_BIN/longhauld" --dc lo --nic-timeout 0
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--nic-timeout: '0' is not valid"* ]]
 }
 
 @test "stopping the agent detaches XDP and removes its pins" {

@@ -1145,6 +1145,66 @@ static void sentry_nak_ignored(void)
 }
 
 /*
+ * The watchdog: a recovery stuck (no progress for 80 ms) on a QP whose round
+ * trip says 500 ms and whose last two recoveries were given up waits
+ * 4 x 2 s x 4 by default; with --nic-timeout (LH_CFG_WD_BOUND) the bound is
+ * the NICs' timeout, 67 ms here, and the next packet ends the recovery
+ */
+static void forget(const struct dp_flow *fl, uint32_t dqpn, uint32_t role);
+
+static void sentry_watchdog_bound(void)
+{
+	int cfd = lh_harness_map_fd(h, "lh_config");
+	struct lh_qp_key k;
+	struct lh_config cfg, saved;
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	uint32_t zero = 0, b = 8800, bound;
+	struct run r;
+	size_t len;
+	int64_t c0;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(0x0a000a25);
+	ok = !bpf_map_lookup_elem(cfd, &zero, &saved);
+	sentry_sent(&fl, b, 20);
+	len = dp_ack_frame(&fl, b, 0x1f, 0, 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	len = dp_ack_frame(&fl, b + 5, 0x60, LH_DNACK_MARK, 1, in);
+	xdp("lh_wan_xdp", in, len, &r); /* a Depot-NACK: the recovery begins */
+	for (bound = 0; ok && bound < 2; bound++) {
+		cfg = saved;
+		cfg.watchdog_ms = bound ? 67 : 90;
+		cfg.flags = bound ? (saved.flags | LH_CFG_WD_BOUND) : (saved.flags & ~LH_CFG_WD_BOUND);
+		ok = !bpf_map_update_elem(cfd, &zero, &cfg, 0) && dp_qp_get(h, &fl, &qp) &&
+		     (qp.flags & LH_QPF_EPISODE);
+		qp.s_srtt_us = 500000;
+		qp.s_rttvar_us = 0;
+		qp.s_wd_fired = 2;
+		qp.last_progress_ns = mono_ns() - 80000000ull;
+		ok = ok && dp_qp_put(h, &fl, &qp);
+		c0 = ctr("sentry_watchdog");
+		len = dp_data_frame(&fl, b + 7, in); /* the NIC's replay, held by the Depot */
+		xdp("lh_dc_xdp", in, len, &r);
+		ok = ok && dp_qp_get(h, &fl, &qp);
+		if (!bound)
+			tap_ok(ok && ctr("sentry_watchdog") == c0 && (qp.flags & LH_QPF_EPISODE),
+			       "watchdog: stuck 80 ms with a 500 ms round trip, 2 given up: "
+			       "it waits (4 RTOs, doubled twice)");
+		else
+			tap_ok(ok && ctr("sentry_watchdog") == c0 + 1 &&
+				       !(qp.flags & LH_QPF_EPISODE) && qp.s_wd_fired == 3,
+			       "watchdog with --nic-timeout 67ms: the same recovery is given up, "
+			       "whatever the round trip");
+	}
+	bpf_map_update_elem(cfd, &zero, &saved, 0);
+	/* the ring and the copy the filter kept of b + 7 back to their free lists */
+	dp_qp_key(&fl, &k);
+	forget(&fl, k.dqpn, LH_QPF_SENTRY);
+}
+
+/*
  * A go-back-0 responder that meets a gap drops the partial message, the
  * PSNs it ACKed too, and NAKs its first PSN: the Sentry's ACK point goes
  * back there, and the resend of the message passes instead of being
@@ -2210,6 +2270,7 @@ int main(void)
 	sentry_nak_back();
 	sentry_timer_stale_mark();
 	sentry_nak_ignored();
+	sentry_watchdog_bound();
 	sentry_acked_resend();
 	sentry_bounds();
 	sentry_mid_flight();

@@ -40,6 +40,7 @@ enum {
 	OPT_WAN_RATE,
 	OPT_NACK_TIMEOUT,
 	OPT_SENTRY_WATCHDOG,
+	OPT_NIC_TIMEOUT,
 	OPT_DC_TIMEOUT,
 	OPT_QP_IDLE,
 	OPT_SACK_TIME,
@@ -81,6 +82,7 @@ static const struct option long_opts[] = {
 	{ "wan-rate", required_argument, NULL, OPT_WAN_RATE },
 	{ "nack-timeout", required_argument, NULL, OPT_NACK_TIMEOUT },
 	{ "sentry-watchdog", required_argument, NULL, OPT_SENTRY_WATCHDOG },
+	{ "nic-timeout", required_argument, NULL, OPT_NIC_TIMEOUT },
 	{ "dc-timeout", required_argument, NULL, OPT_DC_TIMEOUT },
 	{ "qp-idle", required_argument, NULL, OPT_QP_IDLE },
 	{ "sack-time", required_argument, NULL, OPT_SACK_TIME },
@@ -147,6 +149,10 @@ void lhd_usage(FILE *f)
 		"                      the QP when longer (doubled for each one given up\n"
 		"                      since the last that ended), is given up, nothing filtered\n"
 		"                      (default 4 x wan-rtt + 50ms; 0: never)\n"
+		"  --nic-timeout TIME  the NICs' retransmit timeout (4.096 us x 2^timeout; rxe\n"
+		"                      and perftest's default 14: 67ms): a stuck recovery is\n"
+		"                      given up after it (or --sentry-watchdog if shorter),\n"
+		"                      never later, whatever the round trip (default: none)\n"
 		"  --dc-timeout TIME   the receiving NIC has not ACKed, TIME after it went\n"
 		"                      out, a packet that asks for an ACK: the Depot replays\n"
 		"                      from the NIC's ACK point (loss in the receiver's DC no\n"
@@ -511,6 +517,10 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 			goto bad;
 		c->sentry_watchdog_ms = t ? (uint32_t)((t + 999) / 1000) : 0;
 		c->sentry_watchdog_set = true;
+		return 0;
+	case OPT_NIC_TIMEOUT:
+		if (parse_time_us(arg, &c->nic_timeout_us) || !c->nic_timeout_us)
+			goto bad;
 		return 0;
 	case OPT_DC_TIMEOUT:
 		if (parse_time_us(arg, &c->dc_timeout_us))

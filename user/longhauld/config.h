@@ -84,6 +84,7 @@ struct lhd_config {
 	uint32_t nack_timeout_us; /* a gap not filled by then is NACKed again */
 	uint32_t release_watchdog_us; /* a release stuck that long is kicked */
 	uint32_t sentry_watchdog_ms; /* a Sentry recovery stuck that long is given up, 0 never */
+	uint32_t nic_timeout_us; /* --nic-timeout: the watchdog's bound; 0 none */
 	bool sentry_watchdog_set;
 	uint32_t dc_timeout_us; /* Depot: a NIC that has not ACKed an AckReq that long, replayed; 0 never */
 	bool dc_timeout_set;

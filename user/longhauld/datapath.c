@@ -576,6 +576,20 @@ static uint32_t agentless_ms(const struct lhd_config *cfg)
 	return ms < 100 ? 100 : ms;
 }
 
+/*
+ * The Sentry's watchdog: --sentry-watchdog (scaled up by a QP's round trip
+ * and doubled per recovery given up), or with --nic-timeout a bound, the
+ * shorter of the two, that a NIC's retry budget can count on
+ */
+static uint32_t watchdog_ms(const struct lhd_config *cfg)
+{
+	uint32_t nic = (cfg->nic_timeout_us + 999) / 1000;
+
+	if (!nic || (cfg->sentry_watchdog_ms && cfg->sentry_watchdog_ms < nic))
+		return cfg->sentry_watchdog_ms ? cfg->sentry_watchdog_ms : nic;
+	return nic;
+}
+
 /* lh_config as this agent runs it (no LH_CFG_AGENTLESS) */
 static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
@@ -584,10 +598,11 @@ static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cf
 		.wan_ifindex = (uint32_t)cfg->wan[0].ifindex, /* the first: no program reads it */
 		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0) |
 			 (cfg->gateway ? LH_CFG_GATEWAY : 0) | (cfg->n_peers ? LH_CFG_PEERS : 0) |
-			 (cfg->report_key_set ? LH_CFG_REPORT_MAC : 0),
+			 (cfg->report_key_set ? LH_CFG_REPORT_MAC : 0) |
+			 (cfg->nic_timeout_us ? LH_CFG_WD_BOUND : 0),
 		/* a copy that went out within a WAN round trip is in flight, not lost */
 		.resend_guard_ms = cfg->wan_rtt_us / 1000 + 1,
-		.watchdog_ms = cfg->sentry_watchdog_ms,
+		.watchdog_ms = watchdog_ms(cfg),
 		.sack_count = cfg->sack_count,
 		.agentless_ms = agentless_ms(cfg),
 		.host_qps = cfg->host_qps,

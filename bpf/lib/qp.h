@@ -261,8 +261,7 @@ struct lh_pair_scan {
 	__u16 ack_sport; /* the ACK's UDP source port */
 	bool unwitnessed; /* a wide QP's range held the PSN, its source port did not link it */
 	bool prune_only;
-	bool moved; /* taking best_i moved the list's last QP, moved_dqpn, to moved_i */
-	__u32 moved_i;
+	bool moved; /* taking best_i moved the list's last QP, moved_dqpn, into best_i */
 	__u32 moved_dqpn;
 };
 
@@ -434,7 +433,6 @@ static __always_inline bool lh_pair_commit(struct lh_hostpair *hp, struct lh_pai
 		lh_hp_remove(hp, s->best_i);
 		if (s->best_i < hp->n) {
 			s->moved = true;
-			s->moved_i = s->best_i;
 			s->moved_dqpn = hp->dqpn[lh_hp_idx(s->best_i)];
 		}
 	}
@@ -571,7 +569,7 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 		s->k.dqpn = s->moved_dqpn;
 		qp = bpf_map_lookup_elem(&lh_qp, &s->k);
 		if (qp)
-			WRITE_ONCE(qp->p_idx, s->moved_i);
+			WRITE_ONCE(qp->p_idx, s->best_i);
 	}
 	s->k.dqpn = s->best_dqpn; /* the data key */
 	peer = p->qpn;

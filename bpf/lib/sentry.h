@@ -474,13 +474,14 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	busy = READ_ONCE(qp->flags) & LH_QPF_SENTRY_BUSY;
 	watchdog_ns = 0;
 	if (busy && cfg->watchdog_ms) {
-		__u64 rtos_ns = (__u64)LH_WATCHDOG_RTOS * 1000 *
-				lh_rto_us(READ_ONCE(qp->s_srtt_us), READ_ONCE(qp->s_rttvar_us));
-
-		__u32 fired = READ_ONCE(qp->s_wd_fired);
-
 		watchdog_ns = (__u64)cfg->watchdog_ms * 1000000;
+		/* --nic-timeout: a bound as it is; else scaled by the QP's round trip, doubled */
 		if (!(cfg->flags & LH_CFG_WD_BOUND)) {
+			__u64 rtos_ns = (__u64)LH_WATCHDOG_RTOS * 1000 *
+					lh_rto_us(READ_ONCE(qp->s_srtt_us),
+						  READ_ONCE(qp->s_rttvar_us));
+			__u32 fired = READ_ONCE(qp->s_wd_fired);
+
 			if (rtos_ns > watchdog_ns)
 				watchdog_ns = rtos_ns;
 			watchdog_ns <<= fired < LH_WATCHDOG_BACKOFF_MAX ? fired :

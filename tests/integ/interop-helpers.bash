@@ -68,7 +68,7 @@ perftest_quit() {
 		and ([.client.output[]?, .server.output[]?] | all(test("Completion with error|error CQE|status") | not))' \
 		<<<"$IO" >/dev/null 2>&1 || return 1
 	jq -e '.a2b.lost == 0 and .b2a.lost == 0' <<<"$IO_W" >/dev/null 2>&1 || return 1
-	printf '%s' "$IO" | jq -r '(.client.output[]? | "# client: " + .), (.server.output[]? | "# server: " + .)' >&3
+	io_output | sed 's/^/# /' >&3
 }
 
 # taps: what the guests' taps dropped, for the terminal
@@ -94,14 +94,18 @@ pair_fed() {
 	fi
 }
 
+# io_output: every line both guests' command printed, each side named
+io_output() {
+	printf '%s' "$IO" | jq -r '(.client.output[]? | "client: " + .), (.server.output[]? | "server: " + .)' 2>/dev/null
+}
+
 # what a failing test prints
 show() {
 	echo "run-pair exit $IO_STATUS: $(cat "$BATS_TEST_TMPDIR/run-pair.err" 2>/dev/null)"
 	printf '%s' "$IO" | jq -c 'del(.client.output, .server.output)' 2>/dev/null || printf '%s\n' "$IO"
 	# all of both sides' output: perftest's stderr (unbuffered) lands before
 	# its buffered stdout, so an error line sits above the table's header
-	printf '%s' "$IO" | jq -r '(.client.output[]? | "client: " + .), (.server.output[]? | "server: " + .)' 2>/dev/null |
-		grep -v -e '^[a-z]*: *-*$' | head -n 80
+	io_output | grep -v -e '^[a-z]*: *-*$' | head -n 80
 	echo "wan: $IO_W"
 	tail -n 5 "$BATS_TEST_TMPDIR"/guests/*-console.log 2>/dev/null || true
 }

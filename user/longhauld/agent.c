@@ -1159,21 +1159,26 @@ static void hot_tick(struct agent *ag, uint64_t now)
  * one (slow pass, hot set empty) while none does. Called after each tick
  * and each batch of events.
  */
+/* The tick timer's period set to us, its first expiry one period from now */
+static void tick_set(struct agent *ag, uint32_t us)
+{
+	struct itimerspec its = { 0 };
+
+	its.it_interval.tv_sec = us / 1000000;
+	its.it_interval.tv_nsec = (long)(us % 1000000) * 1000;
+	its.it_value = its.it_interval;
+	if (!timerfd_settime(ag->tick_fd, 0, &its, NULL))
+		ag->tick_us = us;
+}
+
 static void tick_rate(struct agent *ag)
 {
 	uint32_t want = ag->cfg->tick_us;
-	struct itimerspec its = { 0 };
 
 	if (ag->slow_scan && !ag->hot_n && want < QUIET_TICK_US)
 		want = QUIET_TICK_US;
-	if (want == ag->tick_us)
-		return;
-	its.it_interval.tv_sec = want / 1000000;
-	its.it_interval.tv_nsec = (long)(want % 1000000) * 1000;
-	/* back to the fine tick: the first one a fine period from now */
-	its.it_value = its.it_interval;
-	if (!timerfd_settime(ag->tick_fd, 0, &its, NULL))
-		ag->tick_us = want;
+	if (want != ag->tick_us)
+		tick_set(ag, want);
 }
 
 static void tick(struct agent *ag)
@@ -1286,7 +1291,6 @@ static int open_dc_io(struct agent *ag)
 
 int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop)
 {
-	struct itimerspec its = { 0 };
 	struct ring_buffer *rb = NULL;
 	struct agent ag = { .cfg = cfg, .dp = dp, .pace_fd = -1 };
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -1363,12 +1367,8 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (tfd < 0 || ep < 0)
 		goto out;
-	its.it_interval.tv_sec = cfg->tick_us / 1000000;
-	its.it_interval.tv_nsec = (long)(cfg->tick_us % 1000000) * 1000;
-	its.it_value = its.it_interval;
-	timerfd_settime(tfd, 0, &its, NULL);
 	ag.tick_fd = tfd;
-	ag.tick_us = cfg->tick_us;
+	tick_set(&ag, cfg->tick_us);
 	ev.data.fd = tfd;
 	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
 	ev.data.fd = ring_buffer__epoll_fd(rb);

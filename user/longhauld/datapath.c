@@ -583,11 +583,9 @@ static uint32_t agentless_ms(const struct lhd_config *cfg)
  */
 static uint32_t watchdog_ms(const struct lhd_config *cfg)
 {
-	uint32_t nic = (cfg->nic_timeout_us + 999) / 1000;
+	uint32_t nic = (cfg->nic_timeout_us + 999) / 1000, wd = cfg->sentry_watchdog_ms;
 
-	if (!nic || (cfg->sentry_watchdog_ms && cfg->sentry_watchdog_ms < nic))
-		return cfg->sentry_watchdog_ms ? cfg->sentry_watchdog_ms : nic;
-	return nic;
+	return nic && (!wd || nic < wd) ? nic : wd;
 }
 
 /* lh_config as this agent runs it (no LH_CFG_AGENTLESS) */

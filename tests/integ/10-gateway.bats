@@ -123,6 +123,9 @@ send() {
 	run_t 10 "$LH_BIN/longhauld" --dc lo --nic-timeout 0
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--nic-timeout: '0' is not valid"* ]]
+	run_t 10 "$LH_BIN/longhauld" --dc lo --load-nice 20
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--load-nice: '20' is not valid"* ]]
 }
 
 @test "stopping the agent detaches XDP and removes its pins" {
@@ -130,6 +133,19 @@ send() {
 	run_t ip -n "$GW" -j link show dev dc0
 	jq_assert "$output" '.[0].xdp == null'
 	[ ! -e "$PIN" ]
+}
+
+@test "--load-nice: the programs load in a thread of their own at that nice value, the agent's own threads at theirs" {
+	start_agent -v --load-nice 19
+	local pid tid
+	pid=$(cat "$BATS_FILE_TMPDIR/agent.pid")
+	run grep -o "loading the programs in thread [0-9]* at nice 19" "$BATS_FILE_TMPDIR/longhauld.log"
+	[ "$status" -eq 0 ]
+	tid=$(awk '{print $6}' <<<"$output")
+	[ "$tid" != "$pid" ]
+	# field 19 of stat: the main thread's nice, untouched
+	[ "$(awk '{print $19}' "/proc/$pid/stat")" = "$(awk '{print $19}' /proc/self/stat)" ]
+	stop_agent
 }
 
 @test "with --verify-icrc a bad ICRC is counted and the packet still passed" {

@@ -32,6 +32,7 @@ enum {
 	OPT_KEEP,
 	OPT_TAKEOVER,
 	OPT_RELOAD,
+	OPT_LOAD_NICE,
 	OPT_MAX_QPS,
 	OPT_MAX_HOSTPAIRS,
 	OPT_RINGS,
@@ -74,6 +75,7 @@ static const struct option long_opts[] = {
 	{ "keep", no_argument, NULL, OPT_KEEP },
 	{ "takeover", no_argument, NULL, OPT_TAKEOVER },
 	{ "reload", no_argument, NULL, OPT_RELOAD },
+	{ "load-nice", required_argument, NULL, OPT_LOAD_NICE },
 	{ "max-qps", required_argument, NULL, OPT_MAX_QPS },
 	{ "max-hostpairs", required_argument, NULL, OPT_MAX_HOSTPAIRS },
 	{ "rings", required_argument, NULL, OPT_RINGS },
@@ -204,6 +206,10 @@ void lhd_usage(FILE *f)
 		"                      they are: no load, no verifier\n"
 		"  --reload            load and verify this build's programs even when the\n"
 		"                      running or kept data path runs this very build\n"
+		"  --load-nice N       nice value (0-19, default 10) of the thread that loads\n"
+		"                      the programs: the verifier takes a core for about a\n"
+		"                      second, which a running data path and its peers need\n"
+		"                      more (a takeover loads beside the running agent)\n"
 		"  --config FILE       read `key = value` lines (long options without --)\n"
 		"  -v, --verbose       debug messages, libbpf's included\n"
 		"  -h, --help\n"
@@ -476,6 +482,10 @@ static int apply(struct lhd_config *c, int opt, const char *arg, const char *nam
 	case OPT_RELOAD:
 		c->reload = true;
 		return 0;
+	case OPT_LOAD_NICE:
+		if (parse_u32(arg, 0, 19, &c->load_nice))
+			goto bad;
+		return 0;
 	case OPT_MAX_QPS:
 		if (parse_u32(arg, 1, 1 << 20, &c->max_qps))
 			goto bad;
@@ -697,6 +707,7 @@ static void defaults(struct lhd_config *c)
 	c->cr_buffer = 256 * 1024;
 	c->heartbeat_ms = 50;
 	c->cr_idle_ms = 2000;
+	c->load_nice = 10;
 }
 
 /* What follows from the others: pin directory, pool size, timers */

@@ -70,6 +70,7 @@ struct lhd_config {
 	bool keep_running; /* --keep: a stop leaves the data path for the next agent */
 	bool takeover; /* --takeover: replace the running agent, adopting its data path */
 	bool reload; /* --reload: load this build's programs even when the kept ones are its own */
+	uint32_t load_nice; /* --load-nice: nice value of the loading thread (the verifier's CPU) */
 	bool verbose;
 	/* sizes */
 	uint32_t max_qps; /* lh_qp, lh_ack, lh_pair entries */

@@ -10,8 +10,11 @@
 #include <errno.h>
 #include <linux/if_link.h>
 #include <linux/pkt_cls.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -1117,13 +1120,54 @@ int lhd_datapath_probe_kept(struct lhd_config *cfg)
 	return 0;
 }
 
-static int load_mode(struct lhd_datapath *dp, const struct lhd_config *cfg)
+static int load_mode_here(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	if (cfg->mode == MODE_OBSERVE)
 		return load_observe(dp, cfg);
 	if (cfg->mode == MODE_CREDIT)
 		return load_credit(dp, cfg);
 	return load_lr2(dp, cfg);
+}
+
+struct load_job {
+	struct lhd_datapath *dp;
+	const struct lhd_config *cfg;
+	int rc;
+};
+
+static void *load_thread(void *arg)
+{
+	struct load_job *j = arg;
+
+	/* this thread only (a TID names one thread); raising nice needs no privilege */
+	id_t tid = (id_t)syscall(SYS_gettid);
+
+	if (setpriority(PRIO_PROCESS, tid, (int)j->cfg->load_nice))
+		pr_warn("--load-nice %u: %s (loading at the agent's priority)\n", j->cfg->load_nice,
+			strerror(errno));
+	errno = 0;
+	pr_debug("loading the programs in thread %d at nice %d\n", (int)tid,
+		 getpriority(PRIO_PROCESS, tid));
+	j->rc = load_mode_here(j->dp, j->cfg);
+	return NULL;
+}
+
+/*
+ * Load in a thread of its own at nice --load-nice: the verifier runs in the
+ * loading thread's system call, about a second of a core for the LR2 objects,
+ * and must not take it from a running data path (ksoftirqd), the running agent
+ * a takeover loads beside, or the gateway's other work. The agent's own
+ * threads keep their priority.
+ */
+static int load_mode(struct lhd_datapath *dp, const struct lhd_config *cfg)
+{
+	struct load_job j = { .dp = dp, .cfg = cfg };
+	pthread_t t;
+
+	if (!cfg->load_nice || dp->reused || pthread_create(&t, NULL, load_thread, &j))
+		return load_mode_here(dp, cfg);
+	pthread_join(t, NULL);
+	return j.rc;
 }
 
 /* dp as no load has touched it yet: nothing attached, no fd */

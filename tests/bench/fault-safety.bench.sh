@@ -8,7 +8,9 @@
 #  - a flood from the WAN side, 40000 RDMA WRITE packets from 10.9.0.1 (a
 #    source behind no peer gateway), each a new QPN, at one per 200 us over
 #    the run: agents with --peer (goal >= 0.95) and without (what --peer
-#    changes);
+#    changes); the same flood into a sink namespace (the sender's CPU,
+#    which shares the host), and the CPU of the flood alone carried through
+#    gwb with and without longhaul (what longhaul adds per flood packet);
 #  - both agents replaced 1.5 s into the run by longhauld --takeover of the
 #    same build (goal >= 0.9) and of a new build (--reload), both stopped
 #    keeping their data path (SIGUSR2) and started again, and both stopped
@@ -53,11 +55,33 @@ xfer() {
 		echo '{"status":"error","goodput":0,"timeouts":0,"qp_errors":0}'
 }
 
+FLOOD=(--src 10.9.0.1 --dst 10.2.0.10 --smac 02:4c:48:00:02:02 --dmac 02:4c:48:00:04:02
+	--opcode RC_RDMA_WRITE_MIDDLE --payload 1024 --qpn 0x500000 --qpn-step 1 --psn 5000
+	--count 40000 --gap-us 200)
+
+# flood: FLOOD into gwb's WAN side, through gwb (longhaul's programs, when
+# attached) on to dst
 flood() {
 	sleep 0.3
-	ex wan "$BIN/lhpkt" send --dev gwb --src 10.9.0.1 --dst 10.2.0.10 --smac 02:4c:48:00:02:02 \
-		--dmac 02:4c:48:00:04:02 --opcode RC_RDMA_WRITE_MIDDLE --payload 1024 --qpn 0x500000 \
-		--qpn-step 1 --psn 5000 --count 40000 --gap-us 200 >/dev/null
+	ex wan "$BIN/lhpkt" send --dev gwb "${FLOOD[@]}" >/dev/null
+}
+
+# flood_sink: the same packets at the same pace into a veth of a namespace of
+# their own, where nothing forwards them: what the sender alone costs the host
+flood_sink() {
+	sleep 0.3
+	nsenter --net="/var/run/netns/$P-ctl" -- "$BIN/lhpkt" send --dev c0 "${FLOOD[@]}" >/dev/null
+}
+
+# flood_cpu: the CPU seconds (user + system) of a flood with no transfer
+# beside, median of 3: the sender's context carries the packets through the
+# veth, gwb's forwarding (and longhaul's programs) and dst's stack
+flood_cpu() {
+	local i t
+	for i in 1 2 3; do
+		t=$( { TIMEFORMAT='%U %S'; time flood; } 2>&1 | awk '{print $1 + $2}')
+		echo "$t"
+	done | sort -n | sed -n 2p
 }
 
 # takeover_both [LONGHAULD OPTIONS]: a new longhauld --takeover on each
@@ -178,9 +202,12 @@ cell() {
 # 2-core host by itself (lhpkt and the transfer share the CPUs)
 cell pb
 cell pf flood
+cpu_plain=$(flood_cpu)
 agents_up "${PEERS[@]}"
 cell base
 cell fl flood
+cell fs flood_sink
+cpu_peer=$(flood_cpu)
 agents_down
 agents_up
 cell fn flood
@@ -190,11 +217,17 @@ cell tu upgrade_both
 cell rk restart_keep_both
 cell rs restart_both
 agents_down
-echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, without $fn; two loads $ld; takeover $tk; upgrade $tu; restart keeping $rk; restart $rs" >&2
+echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, into a sink $fs, without --peer $fn; flood CPU $cpu_plain s plain, $cpu_peer s --peer; two loads $ld; takeover $tk; upgrade $tu; restart keeping $rk; restart $rs" >&2
 
 row "no fault" "$base" "no fault" "$base"
 row "flood, --peer" "$fl" "no fault" "$base"
+row "flood, --peer, against the same flood into a sink" "$fl" "the same flood into a namespace of its own (its sender's CPU)" "$fs"
+row "the same flood into a namespace of its own (its sender's CPU)" "$fs" "no fault" "$base"
 row "flood, no --peer" "$fn" "no fault" "$base"
+add "flood alone, through gwb without longhaul" "CPU (user + system, median of 3)" s "$cpu_plain" \
+	"flood alone, through gwb without longhaul" 1 3 null
+add "flood alone, through gwb with longhaul (--peer)" "CPU (user + system, median of 3)" s "$cpu_peer" \
+	"flood alone, through gwb without longhaul" "$(ratio "$cpu_peer" "$cpu_plain")" 3 null
 row "without longhaul, no fault" "$pb" "without longhaul, no fault" "$pb"
 row "without longhaul, the same flood (its sender's CPU alone)" "$pf" "without longhaul, no fault" "$pb"
 row "no fault, two agent loads beside (CPU)" "$ld" "no fault" "$base"
@@ -208,7 +241,7 @@ row "both agents stopped and started, against the loads beside" "$rs" "no fault,
 printf '%s\n' "${rows[@]}" | jq -s '{
 	name: "fault-safety",
 	title: "Fault safety: a spoofed flood and agent restarts against the same runs without them",
-	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host, and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
+	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). The flood sender shares the 2 cores: alone its packets cost about 1.3 CPU-seconds a run in a namespace of their own and 1.7 carried through gwb to dst, which a CPU-bound longhaul transfer feels and a plain one (bound by go-back-N) does not; so the flood is also compared with the same flood into a sink (a veth in a namespace of its own, nothing forwarded), and the CPU of the flood alone through gwb with and without longhaul gives what longhaul adds per flood packet. Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host (loads run at the default --load-nice 10), and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

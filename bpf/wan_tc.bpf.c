@@ -67,6 +67,36 @@ static long resend_one(__u64 i, void *data)
 	return 0;
 }
 
+/*
+ * A Depot-NACK the XDP program marked with lh_resend_meta: the copy it names
+ * goes back out toward the Depot (the way the NACK came), the NACK ends here.
+ * The copy is checked again: freed and taken for another packet meanwhile,
+ * nothing is sent (the report re-sends what is still missing).
+ */
+static __always_inline int dnack_resend(struct __sk_buff *skb, const struct lh_resend_meta *m,
+					struct lh_stats *st)
+{
+	__u32 idx = m->slot, psn = m->psn, ring = m->ring;
+	struct lh_slot *slot = bpf_map_lookup_elem(&lh_pool, &idx);
+	struct lh_parsed p;
+	__u8 macs[12];
+
+	lh_count(st, LH_STAT_DROP); /* the NACK, whatever becomes of the copy */
+	if (lh_parse_skb(skb, &p) != LH_STAT_ROCE || !slot || slot->psn != psn ||
+	    slot->ring != ring || bpf_skb_load_bytes(skb, 0, macs, 12)) {
+		lh_count(st, LH_STAT_EMIT_FAIL);
+		return TC_ACT_SHOT;
+	}
+	bpf_skb_store_bytes(skb, 0, macs + 6, 6, 0);
+	bpf_skb_store_bytes(skb, 6, macs, 6, 0);
+	if (lh_emit_slot(skb, idx, p.l3_off, skb->ifindex, (slot->data[0] >> 4) == 6, false)) {
+		lh_count(st, LH_STAT_EMIT_FAIL);
+		return TC_ACT_SHOT;
+	}
+	lh_count(st, LH_STAT_SENTRY_DNACK_RESEND);
+	return TC_ACT_SHOT;
+}
+
 SEC("tcx/ingress")
 int lh_wan_in(struct __sk_buff *skb)
 {
@@ -79,8 +109,12 @@ int lh_wan_in(struct __sk_buff *skb)
 	__u32 ring_idx;
 	__u8 macs[12];
 
+	const struct lh_resend_meta *m = (void *)(long)skb->data_meta;
+
 	if (!cfg || !(cfg->flags & LH_CFG_SENTRY))
 		return LH_TC_NEXT;
+	if ((void *)(m + 1) <= (void *)(long)skb->data && m->magic == LH_META_RESEND)
+		return dnack_resend(skb, m, st);
 	if (lh_parse_skb(skb, &p) != LH_STAT_PARSE_NON_ROCE || p.dport != LH_REPORT_PORT ||
 	    !(lh_roles(cfg, st) & LH_CFG_SENTRY))
 		return LH_TC_NEXT;

@@ -404,6 +404,21 @@ struct lh_slot {
 	__u8 data[LH_SLOT_DATA];
 };
 
+/*
+ * XDP metadata (in front of the frame, bpf_xdp_adjust_meta) by which the
+ * Sentry's XDP program hands a Depot-NACK to its TC program on the same
+ * interface to re-send pool slot `slot`, a copy of PSN `psn` (bpf/wan_tc.bpf.c):
+ * XDP cannot grow a small frame into a data packet (a veth's or a NIC's
+ * tailroom), TC can (bpf_skb_change_tail).
+ */
+#define LH_META_RESEND 0x4c485253 /* "LHRS" */
+struct lh_resend_meta {
+	__u32 magic;
+	__u32 slot;
+	__u32 psn;
+	__u32 ring;
+};
+
 /* Gateway configuration (lh_config, one entry), written by longhauld */
 struct lh_config {
 	__u32 dc_ifindex;

@@ -116,7 +116,8 @@
 	X(QP_HOSTPAIR_LIMIT, qp_hostpair_limit, "a new QP between two hosts that have --hostpair-qps QPs learned already: passed unchanged, not learned") \
 	X(PAIR_UNLINKED, pair_unlinked, "ACK whose PSN a QP learned mid-flight (wide) forwarded, whose UDP source port does not link it to that QP: that QP not paired by it") \
 	X(SENTRY_JUMP, sentry_jump, "Sentry: data beyond what it forwarded after an ACK or NAK that named it (a QP learned mid-flight) or a watchdog: taken as sent, no Sentry-NACK") \
-	X(DEPOT_ACK_AHEAD, depot_ack_ahead, "Depot: the receiving NIC ACKed a PSN the Depot has not delivered (it reached the NIC another way, or the ACK is forged): nothing freed")
+	X(DEPOT_ACK_AHEAD, depot_ack_ahead, "Depot: the receiving NIC ACKed a PSN the Depot has not delivered (it reached the NIC another way, or the ACK is forged): nothing freed") \
+	X(SENTRY_DNACK_RESEND, sentry_dnack_resend, "Sentry: Depot-NACK answered at once with its copy of the first missing PSN, sent back toward the Depot (lh_wan_in)")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

@@ -7,7 +7,9 @@
 # rewind. With T/C-SACK on, silence for 2T makes the Sentry re-send the last
 # packet (the draft's rule), so a tail loss costs about RTT + 2T. A QP that
 # gets no copy (pool empty, or copies over rate x RTT) falls back to the LR2
-# way until all it sent is ACKed. Every transfer is verified byte for byte.
+# way until all it sent is ACKed. A Depot-NACK for a PSN with a copy is
+# answered at once with that copy (sentry_dnack_resend). Every transfer is
+# verified byte for byte.
 
 load helpers
 load lr2-helpers
@@ -48,6 +50,8 @@ gw_loss() {
 	[ "$(jq_get "$LR2_W" .a2b.lost)" -gt 0 ]
 	[ "$(lr2_ctr b depot_held)" -gt 0 ]
 	[ "$(lr2_ctr a sentry_gw_report)" -gt 0 ]
+	# Depot-NACKs answered at once with the copy (XDP metadata -> lh_wan_in)
+	[ "$(lr2_ctr a sentry_dnack_resend)" -gt 0 ]
 	# every new packet left a copy, and the far NIC's ACKs freed them all
 	[ "$(lr2_ctr a sentry_cached)" -ge "$(lr2_ctr a sentry_in_order)" ]
 }
@@ -112,6 +116,7 @@ gw_loss() {
 	receiver_saw_no_gap
 	nic_never_rewound
 	[ "$(lr2_ctr a sentry_gw_report)" -gt 0 ]
+	[ "$(lr2_ctr a sentry_dnack_resend)" -gt 0 ]
 }
 
 # tail loss: the last packets of a message, which no later packet reveals

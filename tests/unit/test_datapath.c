@@ -114,6 +114,35 @@ static bool cap_is(int i, uint32_t psn, int ttl)
 	       lh_pkt_icrc_ok(caps[i].b, p) && p->ttl == ttl;
 }
 
+/* lh_config's re-send guard (ms), the rest as it is */
+static void set_resend_guard(uint32_t ms)
+{
+	int fd = lh_harness_map_fd(h, "lh_config");
+	struct lh_config cfg;
+	uint32_t zero = 0;
+
+	if (!bpf_map_lookup_elem(fd, &zero, &cfg)) {
+		cfg.resend_guard_ms = ms;
+		bpf_map_update_elem(fd, &zero, &cfg, 0);
+	}
+}
+
+/*
+ * The XDP output is the input frame (the Depot-NACK, len bytes) behind
+ * lh_resend_meta naming a copy of psn: for lh_wan_in to send (BPF_PROG_TEST_RUN
+ * returns the metadata in front of the frame)
+ */
+static bool out_is_resend(const struct run *r, const uint8_t *in, size_t len, uint32_t psn)
+{
+	struct lh_resend_meta m;
+
+	if (r->verdict != XDP_PASS_ || r->out_len != len + sizeof(m))
+		return false;
+	memcpy(&m, r->out, sizeof(m));
+	return m.magic == LH_META_RESEND && m.psn == psn && m.slot != LH_NO_SLOT &&
+	       !memcmp(r->out + sizeof(m), in, len);
+}
+
 /* ---- Depot ---- */
 
 static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *name)
@@ -1282,9 +1311,9 @@ static void sentry_gateway(void)
 	c0 = ctr("sentry_dnack_absorb");
 	c1 = ctr("sentry_dnack_forward");
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1 &&
+	tap_ok(out_is_resend(&r, in, len, b + 3) && ctr("sentry_dnack_absorb") == c0 + 1 &&
 		       ctr("sentry_dnack_forward") == c1,
-	       "gateway: a Depot-NACK for a PSN with a copy goes no further: the NIC never hears of the WAN loss");
+	       "gateway: a Depot-NACK for a PSN with a copy does not reach the NIC: up to lh_wan_in, metadata naming the copy of that PSN to send back to the Depot at once");
 
 	len = dp_report_frame(&fl, b + 3, 3, 1u << 1, in);
 	xdp("lh_wan_xdp", in, len, &r);
@@ -1327,7 +1356,7 @@ static void sentry(void)
 	struct run r;
 	struct lh_qp qp;
 	size_t len;
-	int64_t c0;
+	int64_t c0, c1;
 	uint32_t b = 5000, p;
 	bool ok;
 
@@ -1456,9 +1485,25 @@ static void sentry(void)
 
 	len = dp_ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK, 0, in);
 	c0 = ctr("sentry_dnack_absorb");
+	c1 = ctr("sentry_dnack_resend");
+	set_resend_guard(1000);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1,
-	       "Sentry: a Depot-NACK for a PSN it holds a copy of is absorbed (no needless NIC rewind)");
+	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 1 &&
+		       ctr("sentry_dnack_resend") == c1,
+	       "Sentry: a Depot-NACK for a PSN whose copy went out less than the re-send guard ago: absorbed (no needless NIC rewind), nothing sent again");
+	set_resend_guard(0);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(out_is_resend(&r, in, len, b + 2) && ctr("sentry_dnack_absorb") == c0 + 2,
+	       "Sentry: past the guard, the Depot-NACK goes up to lh_wan_in with metadata naming the copy of its PSN, to send back to the Depot at once; the NIC hears nothing");
+	if (!out_is_resend(&r, in, len, b + 2))
+		tap_diag("  verdict %u, out %zu bytes for %zu in", r.verdict, r.out_len, len);
+	set_resend_guard(1000);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("sentry_dnack_absorb") == c0 + 3,
+	       "Sentry: the same Depot-NACK right after: the copy is on its way, absorbed");
+	if (r.verdict != XDP_DROP_)
+		tap_diag("  verdict %u, out %zu bytes", r.verdict, r.out_len);
+	set_resend_guard(0);
 
 	/* reports carry a seq: one overtaken on the WAN by a newer one says less */
 	dp_report_seq = 1000;

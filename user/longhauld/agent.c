@@ -567,6 +567,14 @@ static size_t gw_send(struct agent *ag, const struct gw_req *r)
 	if (bpf_map_lookup_elem(ag->pool_fd, &r->slot, slot) || slot->psn != r->psn ||
 	    slot->ring != r->ring || !slot->len || slot->len > LH_SLOT_DATA)
 		goto stale;
+	/* the data path sent it on the Depot-NACK (sentry_dnack_resend): on its way */
+	if (slot->sent_ms && now_ms() - slot->sent_ms < ag->guard_ms) {
+		m->psn = r->psn;
+		m->ms = slot->sent_ms;
+		m->tries++;
+		ag->st.gw_dp_sent++;
+		return 0;
+	}
 	memcpy(frame, qp.wan_peer_mac, 6);
 	memcpy(frame + 6, qp.wan_mac, 6);
 	frame[12] = (qp.flags & LH_QPF_IPV6) ? 0x86 : 0x08;
@@ -1426,9 +1434,11 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 			ag.st.rto_max_us, ag.path_rto_us, cfg->wan_rtt_us);
 	if (cfg->gateway)
 		pr_info("agent: gateway recovery: %llu re-sends queued, %llu sent, %llu stale, "
-			"%llu not queued (queue full), %llu tail re-sends, %llu ticks over the bound\n",
+			"%llu sent by the data path already, %llu not queued (queue full), "
+			"%llu tail re-sends, %llu ticks over the bound\n",
 			(unsigned long long)ag.st.gw_queued, (unsigned long long)ag.st.gw_resent,
-			(unsigned long long)ag.st.gw_stale, (unsigned long long)ag.st.gw_queue_full,
+			(unsigned long long)ag.st.gw_stale, (unsigned long long)ag.st.gw_dp_sent,
+			(unsigned long long)ag.st.gw_queue_full,
 			(unsigned long long)ag.st.gw_tail_resends,
 			(unsigned long long)ag.st.gw_full_ticks);
 	rc = EXIT_OK;

@@ -32,6 +32,7 @@ struct lhd_agent_stats {
 	uint64_t gw_queued; /* PSNs a report named that have a copy: queued for a re-send */
 	uint64_t gw_resent; /* ... re-sent, paced */
 	uint64_t gw_stale; /* ... acknowledged or copy gone by their turn: not sent */
+	uint64_t gw_dp_sent; /* ... sent by the data path on a Depot-NACK less than the guard ago */
 	uint64_t gw_queue_full; /* ... not queued: the queue was full (the Depot asks again) */
 	uint64_t gw_tail_resends; /* T/C-SACK silence: the last packet re-sent (no NAK) */
 	uint64_t gw_full_ticks; /* timer ticks with the copies over rate x RTT */

@@ -93,7 +93,7 @@ static __always_inline int dnack_resend(struct __sk_buff *skb, const struct lh_r
 		lh_count(st, LH_STAT_EMIT_FAIL);
 		return TC_ACT_SHOT;
 	}
-	lh_count(st, LH_STAT_SENTRY_DNACK_RESEND);
+	lh_count(st, LH_STAT_SENTRY_DNACK_RESENT);
 	return TC_ACT_SHOT;
 }
 

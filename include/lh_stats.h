@@ -117,7 +117,8 @@
 	X(PAIR_UNLINKED, pair_unlinked, "ACK whose PSN a QP learned mid-flight (wide) forwarded, whose UDP source port does not link it to that QP: that QP not paired by it") \
 	X(SENTRY_JUMP, sentry_jump, "Sentry: data beyond what it forwarded after an ACK or NAK that named it (a QP learned mid-flight) or a watchdog: taken as sent, no Sentry-NACK") \
 	X(DEPOT_ACK_AHEAD, depot_ack_ahead, "Depot: the receiving NIC ACKed a PSN the Depot has not delivered (it reached the NIC another way, or the ACK is forged): nothing freed") \
-	X(SENTRY_DNACK_RESEND, sentry_dnack_resend, "Sentry: Depot-NACK answered at once with its copy of the first missing PSN, sent back toward the Depot (lh_wan_in)")
+	X(SENTRY_DNACK_RESEND, sentry_dnack_resend, "Sentry: Depot-NACK handed to lh_wan_in (XDP metadata) to answer at once with its copy of the first missing PSN") \
+	X(SENTRY_DNACK_RESENT, sentry_dnack_resent, "Sentry: ... that copy sent back toward the Depot by lh_wan_in (TC), the NACK dropped")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

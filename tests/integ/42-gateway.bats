@@ -51,7 +51,7 @@ gw_loss() {
 	[ "$(lr2_ctr b depot_held)" -gt 0 ]
 	[ "$(lr2_ctr a sentry_gw_report)" -gt 0 ]
 	# Depot-NACKs answered at once with the copy (XDP metadata -> lh_wan_in)
-	[ "$(lr2_ctr a sentry_dnack_resend)" -gt 0 ]
+	[ "$(lr2_ctr a sentry_dnack_resent)" -gt 0 ]
 	# every new packet left a copy, and the far NIC's ACKs freed them all
 	[ "$(lr2_ctr a sentry_cached)" -ge "$(lr2_ctr a sentry_in_order)" ]
 }
@@ -116,7 +116,7 @@ gw_loss() {
 	receiver_saw_no_gap
 	nic_never_rewound
 	[ "$(lr2_ctr a sentry_gw_report)" -gt 0 ]
-	[ "$(lr2_ctr a sentry_dnack_resend)" -gt 0 ]
+	[ "$(lr2_ctr a sentry_dnack_resent)" -gt 0 ]
 }
 
 # tail loss: the last packets of a message, which no later packet reveals

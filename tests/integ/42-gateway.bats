@@ -127,8 +127,11 @@ gw_tail() {
 	lr2_ok
 	receiver_saw_no_gap
 	nic_never_rewound
-	# within RTT + 2T + slack, not the NIC's 67 ms timer
-	jq_assert "$LR2_C" '.fct_us.max < 30000'
+	# the gateway's silence rule, not the NIC's 67 ms timer (timeouts == 0 above):
+	# RTO + 2T, 10-13 ms here; a fresh clone's CI under load took 31 ms at
+	# da3fca9 (the RTO follows the measured round trips), so the bound is set
+	# between that and the NIC's timer
+	jq_assert "$LR2_C" '.fct_us.max < 50000'
 }
 
 @test "gateway, tail loss of the last packet: the Sentry re-sends it after 2T of silence, no NAK" {

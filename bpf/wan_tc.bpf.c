@@ -55,7 +55,7 @@ static long resend_one(__u64 i, void *data)
 	if (!slot)
 		return 0;
 	/* went out less than a round trip ago: still on its way, not lost */
-	if (slot->sent_ms && c->now_ms - slot->sent_ms < c->guard_ms)
+	if (lh_slot_sent_within(slot, c->now_ms, c->guard_ms))
 		return 0;
 	slot->sent_ms = c->now_ms;
 	if (lh_emit_slot(c->skb, idx, c->l2, c->skb->ifindex, c->v6, false)) {
@@ -79,16 +79,13 @@ static __always_inline int dnack_resend(struct __sk_buff *skb, const struct lh_r
 	__u32 idx = m->slot, psn = m->psn, ring = m->ring;
 	struct lh_slot *slot = bpf_map_lookup_elem(&lh_pool, &idx);
 	struct lh_parsed p;
-	__u8 macs[12];
 
 	lh_count(st, LH_STAT_DROP); /* the NACK, whatever becomes of the copy */
 	if (lh_parse_skb(skb, &p) != LH_STAT_ROCE || !slot || slot->psn != psn ||
-	    slot->ring != ring || bpf_skb_load_bytes(skb, 0, macs, 12)) {
+	    slot->ring != ring || lh_skb_swap_macs(skb)) {
 		lh_count(st, LH_STAT_EMIT_FAIL);
 		return TC_ACT_SHOT;
 	}
-	bpf_skb_store_bytes(skb, 0, macs + 6, 6, 0);
-	bpf_skb_store_bytes(skb, 6, macs, 6, 0);
 	if (lh_emit_slot(skb, idx, p.l3_off, skb->ifindex, (slot->data[0] >> 4) == 6, false)) {
 		lh_count(st, LH_STAT_EMIT_FAIL);
 		return TC_ACT_SHOT;
@@ -106,10 +103,8 @@ int lh_wan_in(struct __sk_buff *skb)
 	struct lh_report r;
 	struct lh_qp_key key;
 	struct lh_parsed p;
-	__u32 ring_idx;
-	__u8 macs[12];
-
 	const struct lh_resend_meta *m = (void *)(long)skb->data_meta;
+	__u32 ring_idx;
 
 	if (!cfg || !(cfg->flags & LH_CFG_SENTRY))
 		return LH_TC_NEXT;
@@ -148,10 +143,8 @@ int lh_wan_in(struct __sk_buff *skb)
 	c.guard_ms = cfg->resend_guard_ms;
 	c.v6 = c.qp->flags & LH_QPF_IPV6;
 	/* the report came from the Depot's side: send the copies back that way */
-	if (bpf_skb_load_bytes(skb, 0, macs, 12))
+	if (lh_skb_swap_macs(skb))
 		return LH_TC_NEXT;
-	bpf_skb_store_bytes(skb, 0, macs + 6, 6, 0);
-	bpf_skb_store_bytes(skb, 6, macs, 6, 0);
 	bpf_loop(LH_REPORT_BITS, resend_one, &c, 0);
 	lh_count(st, LH_STAT_DROP);
 	return TC_ACT_SHOT; /* the report ends here */

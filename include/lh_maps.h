@@ -405,6 +405,17 @@ struct lh_slot {
 };
 
 /*
+ * A copy that went out less than guard_ms before now_ms (lh_now_ms() clock):
+ * still on its way, not to be sent again. The Sentry's re-sends on a
+ * Depot-NACK and on a report, and the agent's paced ones, all ask this.
+ */
+static __always_inline bool lh_slot_sent_within(const struct lh_slot *s, __u32 now_ms,
+						__u32 guard_ms)
+{
+	return s->sent_ms && now_ms - s->sent_ms < guard_ms;
+}
+
+/*
  * XDP metadata (in front of the frame, bpf_xdp_adjust_meta) by which the
  * Sentry's XDP program hands a Depot-NACK to its TC program on the same
  * interface to re-send pool slot `slot`, a copy of PSN `psn` (bpf/wan_tc.bpf.c):

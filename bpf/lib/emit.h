@@ -49,6 +49,18 @@ static __always_inline int lh_skb_set_ackreq(struct __sk_buff *skb, __u32 l2, __
 	return 0;
 }
 
+/* The frame in skb goes back the way it came: its Ethernet source and destination swapped */
+static __always_inline int lh_skb_swap_macs(struct __sk_buff *skb)
+{
+	__u8 macs[12];
+
+	if (bpf_skb_load_bytes(skb, 0, macs, 12))
+		return -1;
+	bpf_skb_store_bytes(skb, 0, macs + 6, 6, 0);
+	bpf_skb_store_bytes(skb, 6, macs, 6, 0);
+	return 0;
+}
+
 static __always_inline int lh_emit_slot(struct __sk_buff *skb, __u32 idx, __u32 l2,
 					   __u32 ifindex, bool v6, bool ackreq)
 {

@@ -726,7 +726,7 @@ static __always_inline bool sentry_dnack_resend(struct xdp_md *ctx, __u32 ring_i
 	if (!cfg || !(cfg->flags & LH_CFG_GATEWAY) || !slot || slot->psn != psn ||
 	    slot->ring != ring_idx)
 		return false;
-	if (slot->sent_ms && now_ms - slot->sent_ms < cfg->resend_guard_ms)
+	if (lh_slot_sent_within(slot, now_ms, cfg->resend_guard_ms))
 		return false;
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
 		return false; /* no room, or a driver without metadata */

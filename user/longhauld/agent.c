@@ -568,7 +568,7 @@ static size_t gw_send(struct agent *ag, const struct gw_req *r)
 	    slot->ring != r->ring || !slot->len || slot->len > LH_SLOT_DATA)
 		goto stale;
 	/* the data path sent it on the Depot-NACK (sentry_dnack_resend): on its way */
-	if (slot->sent_ms && now_ms() - slot->sent_ms < ag->guard_ms) {
+	if (lh_slot_sent_within(slot, now_ms(), ag->guard_ms)) {
 		m->psn = r->psn;
 		m->ms = slot->sent_ms;
 		m->tries++;

@@ -1145,7 +1145,6 @@ static void *load_thread(void *arg)
 	if (setpriority(PRIO_PROCESS, tid, (int)j->cfg->load_nice))
 		pr_warn("--load-nice %u: %s (loading at the agent's priority)\n", j->cfg->load_nice,
 			strerror(errno));
-	errno = 0;
 	pr_debug("loading the programs in thread %d at nice %d\n", (int)tid,
 		 getpriority(PRIO_PROCESS, tid));
 	j->rc = load_mode_here(j->dp, j->cfg);

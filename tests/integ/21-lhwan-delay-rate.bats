@@ -97,6 +97,29 @@ tolerance_ms() {
 	jq_assert "$r" ".delay_us.p50 > 4500 and .delay_us.p50 < 5600 + $late_us"
 }
 
+@test "stall: the frame a rule picks waits 20 ms more, the frames behind it keep their order" {
+	lh_topo_up two-dc --rtt 10ms --match roce --seed 1 --lhwan-arg --stall='a2b:psn 0x12:100 for 20ms'
+	# 1000 PSNs 0.2 ms apart: PSN 100 leaves 25 ms after it came, the ~100
+	# behind it wait for it, the rest see the 5 ms of the path
+	r=$(lh_probe src dst 10.2.0.10 --qpn 0x12 --psn-start 0 --count 1000 --pps 5000 --size 256)
+	echo "$(jq -c .delay_us <<<"$r")" >&3
+	jq_assert "$r" '.received == 1000 and .reordered == 0'
+	jq_assert "$r" '.delay_us.max >= 24500 and .delay_us.p50 < 7000'
+	w=$(lh_wan_stats)
+	jq_assert "$w" '.a2b.stalled == 1 and .b2a.stalled == 0'
+	jq_assert "$w" '.config.a2b.stall == [{"spec": "psn 0x12:100 times 1", "for_ns": 20000000}]'
+	# with --jitter-reorder the stalled frame alone is late: the others pass it
+	lh_topo_up two-dc --rtt 10ms --match roce --seed 1 --lhwan-arg --jitter-reorder \
+		--lhwan-arg --stall='a2b:psn 0x12:100 for 20ms'
+	r=$(lh_probe src dst 10.2.0.10 --qpn 0x12 --psn-start 0 --count 1000 --pps 5000 --size 256)
+	jq_assert "$r" '.received == 1000 and .reordered >= 1 and .delay_us.max >= 24500'
+	jq_assert "$r" '.delay_us.p99 < 12000'
+	# a stall rule with no time is refused
+	run "$LHWAN" run --check --stall 'psn 100' a b
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"want 'SPEC for TIME'"* ]]
+}
+
 @test "rate: 100 Mbit/s bottleneck delivers 100 Mbit/s +- 5 % under overload, tail drop counted" {
 	lh_topo_up two-dc --rtt 4ms --rate 100mbit --match roce --seed 1
 	# 150 Mbit/s of 1 KB frames for 2 s

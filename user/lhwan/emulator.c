@@ -71,6 +71,10 @@ struct dir_cfg {
 	int32_t overhead; /* bytes added to each frame for the rate */
 	struct lh_loss_spec loss[MAX_RULES];
 	unsigned int nr_loss;
+	/* --stall: a frame a rule picks waits stall_ns more (head of line) */
+	struct lh_loss_spec stall[MAX_RULES];
+	uint64_t stall_ns[MAX_RULES];
+	unsigned int nr_stall;
 	uint32_t dup_p, dup_corr;
 	uint32_t reorder_p, reorder_corr, reorder_gap;
 };
@@ -85,6 +89,7 @@ struct dir_stats {
 	uint64_t drop_oversize; /* larger than a slot */
 	uint64_t drop_tx; /* sendmmsg refused */
 	uint64_t duplicated, reordered;
+	uint64_t stalled; /* frames a --stall rule held back */
 	uint64_t loss_bursts; /* runs of consecutive dropped matched frames */
 	uint64_t inflight, inflight_max;
 	uint64_t late_sum_ns, late_max_ns; /* how much after its due time a frame left */
@@ -113,6 +118,7 @@ struct dir {
 	struct lh_twheel tw;
 	/* models */
 	struct lh_loss_state loss[MAX_RULES];
+	struct lh_loss_state stall[MAX_RULES];
 	struct lh_prng prng;
 	struct lh_crandom dup_c, reorder_c;
 	bool need_parse;
@@ -172,6 +178,9 @@ static void emu_usage(void)
 		"                            every N [K] | psn [QPN:]PSN[-PSN][,...] [times T]\n"
 		"      --duplicate P%%[,CORR%%]\n"
 		"      --reorder P%%[,CORR%%][,gap N]   a chosen frame skips the delay (netem)\n"
+		"      --stall 'SPEC for TIME'   a frame the loss SPEC picks waits TIME more;\n"
+		"                          frames behind it keep their order (a link that\n"
+		"                          stalls), unless --jitter-reorder (repeatable)\n"
 		"      --match all|roce    frames the models see (default all); others only\n"
 		"                          get rate and delay\n"
 		"  -s, --seed N            PRNG seed (default: from the clock, printed in stats)\n"
@@ -233,6 +242,34 @@ static int parse_prob_corr(const char *s, uint32_t *p, uint32_t *corr, uint32_t 
 	return i ? 0 : -EINVAL;
 }
 
+/* "SPEC for TIME": a loss SPEC picks the frames, each waits TIME more */
+static int parse_stall(const char *val, struct lh_loss_spec *spec, uint64_t *ns, char *err,
+		       size_t errlen)
+{
+	const char *sep = NULL, *q;
+	char buf[1024];
+	size_t n;
+
+	for (q = strstr(val, " for "); q; q = strstr(q + 1, " for "))
+		sep = q;
+	if (!sep) {
+		snprintf(err, errlen, "want 'SPEC for TIME' (psn 1000 for 2ms)");
+		return -EINVAL;
+	}
+	n = (size_t)(sep - val);
+	if (n >= sizeof(buf)) {
+		snprintf(err, errlen, "too long");
+		return -EINVAL;
+	}
+	memcpy(buf, val, n);
+	buf[n] = 0;
+	if (parse_time_ns(sep + 5, ns) || !*ns || *ns > 10000000000ULL) {
+		snprintf(err, errlen, "TIME '%s': want 1us to 10s", sep + 5);
+		return -EINVAL;
+	}
+	return lh_loss_parse(buf, spec, err, errlen);
+}
+
 static int parse_args(struct emu *e, int argc, char **argv)
 {
 	enum {
@@ -242,6 +279,7 @@ static int parse_args(struct emu *e, int argc, char **argv)
 		OPT_OVERHEAD,
 		OPT_DUP,
 		OPT_REORDER,
+		OPT_STALL,
 		OPT_MATCH,
 		OPT_POOL,
 		OPT_THREADS,
@@ -262,6 +300,7 @@ static int parse_args(struct emu *e, int argc, char **argv)
 		{"loss", required_argument, NULL, 'l'},
 		{"duplicate", required_argument, NULL, OPT_DUP},
 		{"reorder", required_argument, NULL, OPT_REORDER},
+		{"stall", required_argument, NULL, OPT_STALL},
 		{"match", required_argument, NULL, OPT_MATCH},
 		{"seed", required_argument, NULL, 's'},
 		{"pool", required_argument, NULL, OPT_POOL},
@@ -344,6 +383,20 @@ static int parse_args(struct emu *e, int argc, char **argv)
 					break;
 				cfg->loss[cfg->nr_loss++] = spec;
 				break;
+			case OPT_STALL:
+				if (cfg->nr_stall == MAX_RULES) {
+					pr_warn("at most %d stall rules per direction\n", MAX_RULES);
+					return -EINVAL;
+				}
+				if (parse_stall(val, &spec, &v, err, sizeof(err))) {
+					pr_warn("--stall '%s': %s\n", val, err);
+					return -EINVAL;
+				}
+				if (spec.kind == LH_LOSS_NONE)
+					break;
+				cfg->stall[cfg->nr_stall] = spec;
+				cfg->stall_ns[cfg->nr_stall++] = v;
+				break;
 			case OPT_DUP:
 				if (parse_prob_corr(val, &p, &corr, NULL))
 					goto bad;
@@ -370,6 +423,7 @@ static int parse_args(struct emu *e, int argc, char **argv)
 		case 'l':
 		case OPT_DUP:
 		case OPT_REORDER:
+		case OPT_STALL:
 			break;
 		case OPT_MATCH:
 			if (!strcmp(optarg, "roce"))
@@ -542,6 +596,8 @@ static int dir_init(struct emu *e, struct dir *d, int id, uint64_t now)
 	d->nr_free = d->nr_slots;
 
 	horizon = c->delay_ns + 2 * c->jitter_ns + 1000000;
+	for (i = 0; i < c->nr_stall; i++)
+		horizon += c->stall_ns[i];
 	if (c->rate_bps)
 		horizon += queue_limit(c) * 8000000000ULL / c->rate_bps;
 	err = lh_tw_init(&d->tw, TICK_NS, horizon, d->nr_slots, now);
@@ -557,6 +613,14 @@ static int dir_init(struct emu *e, struct dir *d, int id, uint64_t now)
 		if (err)
 			return err;
 		if (c->loss[i].kind == LH_LOSS_PSN)
+			d->need_parse = true;
+	}
+	for (i = 0; i < c->nr_stall; i++) {
+		err = lh_loss_state_init(&d->stall[i], &c->stall[i],
+					 lh_seed_mix(e->seed, 1000 + (uint64_t)id * 16 + i));
+		if (err)
+			return err;
+		if (c->stall[i].kind == LH_LOSS_PSN)
 			d->need_parse = true;
 	}
 	if (e->match_roce)
@@ -599,7 +663,8 @@ static int64_t jitter_sample(struct dir *d)
  * Put one frame on the wire: through the bottleneck (tail drop when its
  * buffer is full), then the propagation delay. Returns false if dropped.
  */
-static bool schedule(struct dir *d, uint32_t slot, uint32_t len, uint64_t now, bool matched)
+static bool schedule(struct dir *d, uint32_t slot, uint32_t len, uint64_t now, bool matched,
+		     uint64_t stall_ns)
 {
 	const struct dir_cfg *c = &d->cfg;
 	uint64_t t = now, start;
@@ -634,7 +699,7 @@ static bool schedule(struct dir *d, uint32_t slot, uint32_t len, uint64_t now, b
 		STAT_ADD(d->st.reordered, 1);
 	} else {
 		delay = (int64_t)c->delay_ns + jitter_sample(d);
-		t += delay > 0 ? (uint64_t)delay : 0;
+		t += (delay > 0 ? (uint64_t)delay : 0) + stall_ns;
 		if (!c->jitter_reorder) {
 			if (t < d->last_deliver)
 				t = d->last_deliver;
@@ -669,6 +734,7 @@ static void handle_frame(struct emu *e, struct dir *d, uint32_t slot, uint32_t l
 	struct lh_loss_pkt lp;
 	bool matched, lost = false;
 	int copies = 1, i;
+	uint64_t stall_ns = 0;
 	uint32_t slot2;
 
 	STAT_ADD(d->st.rx_packets, 1);
@@ -698,6 +764,12 @@ static void handle_frame(struct emu *e, struct dir *d, uint32_t slot, uint32_t l
 		d->last_lost = lost;
 		if (copies == 2)
 			STAT_ADD(d->st.duplicated, 1);
+		/* a lost frame is not held: its rule sees it all the same (psn: once) */
+		for (i = 0; i < (int)c->nr_stall; i++)
+			if (lh_loss_event(&d->stall[i], &lp) && copies && c->stall_ns[i] > stall_ns)
+				stall_ns = c->stall_ns[i];
+		if (stall_ns)
+			STAT_ADD(d->st.stalled, 1);
 	}
 	if (!copies) {
 		slot_put(d, slot);
@@ -707,16 +779,16 @@ static void handle_frame(struct emu *e, struct dir *d, uint32_t slot, uint32_t l
 		if (d->nr_free) {
 			slot2 = d->free_stack[--d->nr_free];
 			memcpy(slot_data(d, slot2), slot_data(d, slot), len);
-			if (!schedule(d, slot, len, now, matched))
+			if (!schedule(d, slot, len, now, matched, stall_ns))
 				slot_put(d, slot);
 			/* the duplicate right behind the original */
-			if (!schedule(d, slot2, len, now, false))
+			if (!schedule(d, slot2, len, now, false, stall_ns))
 				slot_put(d, slot2);
 			return;
 		}
 		STAT_ADD(d->st.drop_pool, 1);
 	}
-	if (!schedule(d, slot, len, now, matched))
+	if (!schedule(d, slot, len, now, matched, stall_ns))
 		slot_put(d, slot);
 }
 
@@ -1023,6 +1095,16 @@ static void json_dir_cfg(struct lh_json *j, const struct dir_cfg *c)
 		lh_json_end_object(j);
 	}
 	lh_json_end_array(j);
+	lh_json_name(j, "stall");
+	lh_json_start_array(j);
+	for (i = 0; i < c->nr_stall; i++) {
+		lh_loss_format(&c->stall[i], buf, sizeof(buf));
+		lh_json_start_object(j);
+		lh_json_string_field(j, "spec", buf);
+		lh_json_uint_field(j, "for_ns", c->stall_ns[i]);
+		lh_json_end_object(j);
+	}
+	lh_json_end_array(j);
 	lh_json_double_field(j, "duplicate", lh_u32_to_prob(c->dup_p));
 	lh_json_double_field(j, "reorder", lh_u32_to_prob(c->reorder_p));
 	lh_json_uint_field(j, "reorder_gap", c->reorder_gap);
@@ -1051,6 +1133,7 @@ static void json_dir_stats(struct lh_json *j, struct dir *d)
 	lh_json_uint_field(j, "drop_tx", STAT_GET(s->drop_tx));
 	lh_json_uint_field(j, "duplicated", STAT_GET(s->duplicated));
 	lh_json_uint_field(j, "reordered", STAT_GET(s->reordered));
+	lh_json_uint_field(j, "stalled", STAT_GET(s->stalled));
 	lh_json_uint_field(j, "loss_bursts", bursts);
 	lh_json_double_field(j, "loss_rate", matched ? (double)lost / (double)matched : 0);
 	lh_json_double_field(j, "mean_burst", bursts ? (double)lost / (double)bursts : 0);
@@ -1217,6 +1300,10 @@ int emulator_main(int argc, char **argv)
 		for (i = 0; i < (int)e->dir[d].cfg.nr_loss; i++) {
 			lh_loss_state_free(&e->dir[d].loss[i]);
 			lh_loss_spec_free(&e->dir[d].cfg.loss[i]);
+		}
+		for (i = 0; i < (int)e->dir[d].cfg.nr_stall; i++) {
+			lh_loss_state_free(&e->dir[d].stall[i]);
+			lh_loss_spec_free(&e->dir[d].cfg.stall[i]);
 		}
 		lh_tw_free(&e->dir[d].tw);
 	}

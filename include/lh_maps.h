@@ -111,6 +111,13 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
  * error in a soak of restarts at 01975f9).
  */
 #define LH_QPF_S_JUMP 0x40000
+/*
+ * Depot: the receiving NIC went back (depot_nic_back): until d_deliv is where
+ * it was (d_back_end), what arrives past the ring is dropped, not passed: a
+ * go-back-N NIC drops what comes before its ePSN anyway (a go-back-0 one
+ * also drops its partial message again), and the sender resends it all
+ */
+#define LH_QPF_D_BACK 0x80000
 /* Sentry: any of these makes it filter or hold back; the watchdog clears them */
 #define LH_QPF_SENTRY_BUSY \
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \
@@ -237,6 +244,8 @@ struct lh_qp {
 	__u32 p_hi;
 	/* Sentry: the PSN the last echoed ACK (sentry_echo_due) acknowledged */
 	__u32 s_echo_psn;
+	/* Depot: with LH_QPF_D_BACK, d_high when the NIC went back */
+	__u32 d_back_end;
 };
 
 /*

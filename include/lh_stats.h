@@ -118,7 +118,10 @@
 	X(SENTRY_JUMP, sentry_jump, "Sentry: data beyond what it forwarded after an ACK or NAK that named it (a QP learned mid-flight) or a watchdog: taken as sent, no Sentry-NACK") \
 	X(DEPOT_ACK_AHEAD, depot_ack_ahead, "Depot: the receiving NIC ACKed a PSN the Depot has not delivered (it reached the NIC another way, or the ACK is forged): nothing freed") \
 	X(SENTRY_DNACK_RESEND, sentry_dnack_resend, "Sentry: Depot-NACK handed to lh_wan_in (XDP metadata) to answer at once with its copy of the first missing PSN") \
-	X(SENTRY_DNACK_RESENT, sentry_dnack_resent, "Sentry: ... that copy sent back toward the Depot by lh_wan_in (TC), the NACK dropped")
+	X(SENTRY_DNACK_RESENT, sentry_dnack_resent, "Sentry: ... that copy sent back toward the Depot by lh_wan_in (TC), the NACK dropped") \
+	X(DEPOT_NIC_BACK, depot_nic_back, "Depot: the receiving NIC NAKed a PSN before what the Depot delivered, with no backup from there (a go-back-0 NIC dropped its partial message): the Depot follows it back") \
+	X(DEPOT_BACK_UNHELD, depot_back_unheld, "Depot: ... and dropped a packet it held past that PSN (the sender resends from there)") \
+	X(DEPOT_BACK_DROP, depot_back_drop, "Depot: ... and until it is where it was, dropped what came past its ring (the NIC would drop it too, the sender resends it)")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

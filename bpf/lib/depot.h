@@ -92,6 +92,8 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		 */
 		if (d < LH_QP_STALE_BACK)
 			WRITE_ONCE(qp->last_rx_ns, now);
+		if (READ_ONCE(qp->flags) & LH_QPF_D_BACK)
+			return lh_drop(st, LH_STAT_DEPOT_BACK_DROP); /* the NIC went back */
 		lh_count(st, LH_STAT_DEPOT_WINDOW);
 		return XDP_PASS;
 	}
@@ -159,9 +161,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		} else {
 			qp->d_unsafe_end = psn_add(psn, 1);
 		}
-		qp->d_deliv = psn_add(psn, 1);
-		if (psn_diff(qp->d_deliv, qp->d_high) > 0)
-			qp->d_high = qp->d_deliv;
+		lh_depot_delivered(qp, psn);
 		qp->last_progress_ns = now;
 		if (nx->tag == LH_TAG(LH_SLOT_HELD, qp->d_deliv) && nx->slot != LH_NO_SLOT) {
 			qp->flags |= LH_QPF_RELEASING;

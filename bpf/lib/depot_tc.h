@@ -63,9 +63,7 @@ static long depot_release_step(__u64 i __attribute__((unused)), void *data)
 	if ((qp->flags & LH_QPF_RELEASING) && e->tag == LH_TAG(LH_SLOT_HELD, x)) {
 		e->tag = LH_TAG(LH_SLOT_BACKUP, x);
 		idx = e->slot;
-		qp->d_deliv = psn_add(x, 1);
-		if (psn_diff(qp->d_deliv, qp->d_high) > 0)
-			qp->d_high = qp->d_deliv;
+		lh_depot_delivered(qp, x);
 		qp->last_progress_ns = c->now;
 	} else {
 		done = true;
@@ -259,6 +257,98 @@ static __always_inline void depot_free_acked(struct lh_qp *qp, struct lh_ring *r
 	}
 }
 
+struct depot_back_ctx {
+	struct lh_qp *qp;
+	struct lh_ring *ring;
+	struct lh_stats *st;
+};
+
+/* Free ring position i: a backup copy, or a held packet */
+static long depot_back_step(__u64 i, void *data)
+{
+	struct depot_back_ctx *c = data;
+	struct lh_ring_ent *e = &c->ring->ent[i & LH_RING_MASK];
+	__u32 idx = LH_NO_SLOT, state;
+
+	bpf_spin_lock(&c->qp->lock);
+	state = LH_TAG_STATE(e->tag);
+	if (state == LH_SLOT_BACKUP || state == LH_SLOT_HELD) {
+		idx = e->slot;
+		e->tag = 0;
+		e->slot = LH_NO_SLOT;
+	}
+	bpf_spin_unlock(&c->qp->lock);
+	if (idx != LH_NO_SLOT) {
+		bpf_map_push_elem(&lh_pool_free, &idx, 0);
+		lh_count(c->st, state == LH_SLOT_BACKUP ? LH_STAT_DEPOT_BACKUP_FREED
+							: LH_STAT_DEPOT_BACK_UNHELD);
+	}
+	return 0;
+}
+
+/*
+ * The receiving NIC NAKed psn, before d_deliv, and no backup answered it: it
+ * does not have what the Depot delivered from there. A go-back-0 responder
+ * that met a gap (a packet the Depot let through: ring or pool full, a QP
+ * learned anew) drops its partial message, PSNs it ACKed too, and NAKs the
+ * message's first PSN. The NAK goes on to the sender, which resends all
+ * from there; the Depot starts again from the NIC's point (d_deliv = d_high
+ * = psn, its ring emptied) so that it holds the gaps of that resend. Left
+ * ahead, it took the resend for duplicates and passed it with its gaps,
+ * each met the NIC, which dropped the message again: go-back-0 at 1/256,
+ * the livelock of the NICs alone (gateway recovery, 8 QPs of 4 MB: 3 runs
+ * in 100). Moved back but keeping what it held past the gap, its ring,
+ * taken by those (209 over 1888 PSNs), let the resend's gaps through as
+ * busy: as many runs livelocked. Its NACKs and reports then claim only
+ * what the NIC has.
+ */
+static __always_inline void depot_nic_back(struct lh_qp *qp, struct lh_ring *ring, __u32 psn,
+					   struct lh_stats *st)
+{
+	struct depot_back_ctx c = {.qp = qp, .ring = ring, .st = st};
+	__u32 deliv = READ_ONCE(qp->d_deliv);
+	__s32 d = psn_diff(deliv, psn);
+	bool moved = false;
+
+	/*
+	 * Only before what it ACKed: it went back, surely (its NAK and ACKs
+	 * come the same way, in order). A NAK from its ACK point on may be
+	 * one it sent before the PSN came (the Depot let a packet through
+	 * out of order: no slot), which it has now: the Depot moved back
+	 * there waited for a PSN the sender never sent again (a pool far too
+	 * small, 40-lr2 #15: a livelock).
+	 */
+	if (d <= 0 || d >= LH_QP_STALE_BACK || psn_diff(READ_ONCE(qp->d_acked), psn) <= 0 ||
+	    (READ_ONCE(qp->flags) & LH_QPF_RELEASING))
+		return;
+	bpf_spin_lock(&qp->lock);
+	/* unless the Depot moved meanwhile (an in-order packet, a release) */
+	if (qp->d_deliv == deliv && psn_diff(qp->d_acked, psn) > 0 &&
+	    !(qp->flags & LH_QPF_RELEASING)) {
+		/* where it was, or where it went back from before if that is later */
+		if (!(qp->flags & LH_QPF_D_BACK) || psn_diff(qp->d_high, qp->d_back_end) > 0)
+			qp->d_back_end = qp->d_high;
+		qp->flags |= LH_QPF_D_BACK;
+		qp->d_deliv = psn;
+		qp->d_high = psn;
+		qp->d_acked = psn;
+		if (psn_diff(qp->d_unsafe_end, psn) > 0)
+			qp->d_unsafe_end = psn;
+		if (psn_diff(qp->d_nacked_psn, psn) > 0)
+			qp->d_nacked_psn = psn;
+		moved = true;
+	}
+	bpf_spin_unlock(&qp->lock);
+	if (!moved)
+		return;
+	/*
+	 * After the move: a packet in between finds its position still taken
+	 * and passes (ring busy), as one on its way would anyway.
+	 */
+	bpf_loop(LH_RING_SIZE, depot_back_step, &c, 0);
+	lh_count(st, LH_STAT_DEPOT_NIC_BACK);
+}
+
 /* ACK or NAK from the receiving NIC; returns the TC verdict */
 static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_parsed *p,
 					struct lh_config *cfg, struct lh_stats *st)
@@ -297,6 +387,9 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 		bpf_spin_lock(&qp->lock);
 		qp->msn = p->msn;
 		ahead = psn_diff(upto, qp->d_deliv) > 0;
+		/* the NIC has more than the Depot gave it: not behind any more */
+		if (ahead)
+			qp->flags &= ~LH_QPF_D_BACK;
 		if (psn_diff(upto, qp->d_acked) > 0 && !ahead) {
 			from = qp->d_acked;
 			n = psn_diff(upto, qp->d_acked);
@@ -324,6 +417,7 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 			return TC_ACT_SHOT; /* answered here: the NAK does not cross the WAN */
 		}
 		lh_count(st, LH_STAT_DEPOT_NAK_FORWARDED);
+		depot_nic_back(qp, ring, psn, st);
 	}
 	return TC_ACT_OK;
 }

@@ -854,4 +854,17 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 	return 0;
 }
 
+/*
+ * Depot, under the QP lock: PSN psn went to the NIC in order (from the WAN
+ * or a release run); a NIC that went back is past where it was again.
+ */
+static __always_inline void lh_depot_delivered(struct lh_qp *qp, __u32 psn)
+{
+	qp->d_deliv = psn_add(psn, 1);
+	if (psn_diff(qp->d_deliv, qp->d_high) > 0)
+		qp->d_high = qp->d_deliv;
+	if ((qp->flags & LH_QPF_D_BACK) && psn_diff(qp->d_deliv, qp->d_back_end) >= 0)
+		qp->flags &= ~LH_QPF_D_BACK;
+}
+
 #endif /* LH_BPF_QP_H */

@@ -263,6 +263,23 @@ dc_loss_both_ways_with_wan_loss() {
 	[ "$(lr2_ctr a sentry_acked_drop)" -ge 7000 ]
 }
 
+@test "go-back-0, a window past the Depot's ring: the receiving NIC drops its partial message, the Depot follows it back, the resend completes" {
+	# -w 1024: what the NIC sends past a hole beyond the Depot's ring (256
+	# PSNs) passes, the go-back-0 responder meets the gap, drops the message
+	# it had half (PSNs it ACKed too) and NAKs its first PSN, 1000. No
+	# backup has it: the NAK goes on to the sender, and the Depot moves back
+	# to 1000 (depot_nic_back), empties its ring and drops what comes past
+	# it until it is where it was, so it holds the resend's own gaps again.
+	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'psn 2500'
+	lr2_xfer -r gb0 -w 1024 -S 4M -n 2 --psn 1000
+	lr2_show
+	echo "responder: $(jq -c '.responder | {naks_sent, discarded_messages, discarded_packets}' <<<"$LR2_C")"
+	lr2_ok
+	jq_assert "$LR2_C" '.responder.discarded_messages >= 1'
+	[ "$(lr2_ctr b depot_nic_back)" -ge 1 ]
+	[ "$(lr2_ctr b depot_nak_forwarded)" -ge 1 ]
+}
+
 @test "pools far too small: packets pass unchanged and are counted, the NICs' go-back-N completes" {
 	lh_topo_up two-dc --rtt 2ms --match roce --seed 50 --loss-a2b 'random 1%'
 	lr2_agents_down

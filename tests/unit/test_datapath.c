@@ -145,6 +145,19 @@ static bool out_is_resend(const struct run *r, const uint8_t *in, size_t len, ui
 
 /* ---- Depot ---- */
 
+/* The QP of fl took a packet just now (last_rx_ns), as for the programs' idle test */
+static void qp_touch(struct lh_harness *hh, const struct dp_flow *fl)
+{
+	struct timespec ts;
+	struct lh_qp qp;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (dp_qp_get(hh, fl, &qp)) {
+		qp.last_rx_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		dp_qp_put(hh, fl, &qp);
+	}
+}
+
 static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *name)
 {
 	uint8_t in[9216];
@@ -269,9 +282,48 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 
 	len = dp_ack_frame(fl, base + 4, 0x60, 0, 3, in);
 	c0 = ctr("depot_nak_forwarded");
+	c1 = ctr("depot_nic_back");
 	tc("lh_dc_in", in, len, &r);
 	tap_ok(r.verdict == TC_NEXT && ctr("depot_nak_forwarded") == c0 + 1,
 	       "%s: NAK the backup pool cannot answer: forwarded unchanged", name);
+	tap_ok(ctr("depot_nic_back") == c1 + 1 && dp_qp_get(h, fl, &qp) &&
+		       qp.d_deliv == ((base + 4) & ROCE_PSN_MASK) && qp.d_high == qp.d_deliv &&
+		       qp.d_acked == qp.d_deliv && (qp.flags & LH_QPF_D_BACK) &&
+		       qp.d_back_end == ((base + 6) & ROCE_PSN_MASK),
+	       "%s: ... it names a PSN before the NIC's ACK point (a go-back-0 NIC dropped its "
+	       "message): the Depot moves back there",
+	       name);
+
+	qp_touch(h, fl); /* not idle: far ahead after 100 ms idle is a new connection */
+	len = dp_data_frame(fl, base + 4 + LH_RING_SIZE + 10, in);
+	c0 = ctr("depot_back_drop");
+	c1 = ctr("depot_window");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_ && ctr("depot_back_drop") == c0 + 1 &&
+		       ctr("depot_window") == c1,
+	       "%s: until it is where it was, what comes past its ring is dropped (the NIC would "
+	       "drop it, the sender resends it)",
+	       name);
+
+	len = dp_data_frame(fl, base + 4, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	len = dp_data_frame(fl, base + 5, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, fl, &qp) &&
+		       qp.d_deliv == ((base + 6) & ROCE_PSN_MASK) && !(qp.flags & LH_QPF_D_BACK),
+	       "%s: the resend delivered in order up to where it was: the Depot is itself again",
+	       name);
+
+	qp_touch(h, fl);
+	len = dp_data_frame(fl, base + 6 + LH_RING_SIZE + 10, in);
+	c1 = ctr("depot_window");
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && ctr("depot_window") == c1 + 1,
+	       "%s: ... and past its ring passes again, counted", name);
+
+	len = dp_ack_frame(fl, base + 5, 0x1f, 0, 4, in);
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(dp_free_slots(h) == sizes.pool, "%s: the resend's backups freed by its ACK", name);
 }
 
 /* The first ACK of a QP pairs it on the spot (no agent): the next gap gets its Depot-NACK */

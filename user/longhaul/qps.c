@@ -152,6 +152,7 @@ static const struct {
 	{ LH_QPF_STALE, "stale" }, { LH_QPF_S_SYNCED, "synced" },
 	{ LH_QPF_S_ACKED, "acked" },	   { LH_QPF_LISTED, "listed" },
 	{ LH_QPF_WIDE, "wide" },	   { LH_QPF_D_UNSURE, "unsure" },
+	{ LH_QPF_D_BACK, "back" },
 	{ LH_QPF_S_JUMP, "jump" },
 };
 

@@ -841,6 +841,18 @@ static void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const st
 		return;
 	if (now < est->silence_ns + 2 * sack_ns + rto_ns)
 		return;
+	/*
+	 * Nor while the NIC's replay moves on (last_progress_ns: the filter
+	 * drops what the Depot holds or delivered, so the Depot hears nothing
+	 * and reports nothing) or an ACK moved: that is not a silence. A
+	 * go-back-0 NIC replays its whole message toward the hole, paced by
+	 * the Sentry's echoed ACKs; a NAK restarts it from the message's first
+	 * PSN. Gateway recovery fallen back to LR2 (8 QPs of 4 MB, 1/256):
+	 * a silence NAK every 2T + RTO restarted replays of 2000+ PSNs before
+	 * they reached the hole, 2 runs in 30 livelocked.
+	 */
+	if (now < qp->last_progress_ns + rto_ns + sack_ns)
+		return;
 	psn = psn_diff(qp->s_sack_epsn, qp->s_una) > 0 ? qp->s_sack_epsn : qp->s_una;
 	if (psn_diff(qp->s_next, psn) < 0)
 		return;

@@ -306,24 +306,20 @@ static __always_inline void depot_nic_back(struct lh_qp *qp, struct lh_ring *rin
 					   struct lh_stats *st)
 {
 	struct depot_back_ctx c = {.qp = qp, .ring = ring, .st = st};
-	__u32 deliv = READ_ONCE(qp->d_deliv);
-	__s32 d = psn_diff(deliv, psn);
 	bool moved = false;
+	__s32 d;
 
+	bpf_spin_lock(&qp->lock);
+	d = psn_diff(qp->d_deliv, psn);
 	/*
 	 * Only before what it ACKed: it went back, surely (its NAK and ACKs
 	 * come the same way, in order). A NAK from its ACK point on may be
 	 * one it sent before the PSN came (the Depot let a packet through
 	 * out of order: no slot), which it has now: the Depot moved back
 	 * there waited for a PSN the sender never sent again (a pool far too
-	 * small, 40-lr2 #15: a livelock).
+	 * small, 40-lr2 #15: a livelock). Not during a release run.
 	 */
-	if (d <= 0 || d >= LH_QP_STALE_BACK || psn_diff(READ_ONCE(qp->d_acked), psn) <= 0 ||
-	    (READ_ONCE(qp->flags) & LH_QPF_RELEASING))
-		return;
-	bpf_spin_lock(&qp->lock);
-	/* unless the Depot moved meanwhile (an in-order packet, a release) */
-	if (qp->d_deliv == deliv && psn_diff(qp->d_acked, psn) > 0 &&
+	if (d > 0 && d < LH_QP_STALE_BACK && psn_diff(qp->d_acked, psn) > 0 &&
 	    !(qp->flags & LH_QPF_RELEASING)) {
 		/* where it was, or where it went back from before if that is later */
 		if (!(qp->flags & LH_QPF_D_BACK) || psn_diff(qp->d_high, qp->d_back_end) > 0)

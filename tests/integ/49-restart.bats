@@ -127,8 +127,9 @@ keep_then_start_gwb() {
 		lr2_stats gwb >"$BATS_TEST_TMPDIR/alone.json" && agent_start gwb
 }
 
+# ... and gwa's counters 0.2 s later, for a failure to show what the Sentry did after
 kill_gwb() {
-	agent_signal gwb KILL
+	agent_signal gwb KILL && sleep 0.2 && lr2_stats gwa >"$BATS_TEST_TMPDIR/at_kill.json"
 }
 
 kill_gwa() {
@@ -150,7 +151,17 @@ with_fault() {
 	fault_run 2 "$@"
 	lr2_show
 	echo "with longhaul: $(jq -c '{status, goodput_gbps, timeouts, qp_errors}' <<<"$LR2_C")"
-	lr2_ok
+	lr2_ok || {
+		# what a failure needs to be told apart: the receiver's drops, the NIC's retries, the Sentry's QPs
+		jq -c '{socket_drops: [.requester.rx_drops.socket_drops, .responder.rx_drops.socket_drops],
+			errors: [.qp_list[]? | select(.error != null)]}' "$BATS_TEST_TMPDIR/client.json"
+		grep -i "retry\|error" "$BATS_TEST_TMPDIR/client.err" | tail -20
+		[ ! -s "$BATS_TEST_TMPDIR/at_kill.json" ] ||
+			echo "gwa from 0.2 s after the kill on: $(lr2_delta "$(cat "$BATS_TEST_TMPDIR/at_kill.json")" "$(lr2_stats gwa)")"
+		lh_exec gwa "$LH_BIN/longhaul" -j --instance "$LH_PREFIX-gwa" qps 2>/dev/null |
+			jq -c '.[] | del(.ring)' | head -c 8000
+		return 1
+	}
 }
 
 # A plain restart (SIGTERM, start again): the data path detaches, what was held

@@ -98,7 +98,7 @@ lr2_xfer() {
 		"$LH_BIN/lhperf" --server --json --listen-timeout 30 >/dev/null
 	LR2_CS=0
 	timeout --kill-after=5 "$LR2_TIMEOUT" nsenter --net="/var/run/netns/$LH_PREFIX-src" -- \
-		"$LH_BIN/lhperf" --json --connect-timeout 10 "$@" "$addr" \
+		"$LH_BIN/lhperf" --json --connect-timeout 10 ${LR2_LHPERF_EXTRA:-} "$@" "$addr" \
 		>"$out" 2>"$BATS_TEST_TMPDIR/client.err" || LR2_CS=$?
 	# without the per-QP list and event list: 1024 QPs make them longer than an environment
 	# variable may be (the whole JSON stays in $BATS_TEST_TMPDIR/client.json)
@@ -108,9 +108,12 @@ lr2_xfer() {
 	LR2_B=$(lr2_delta "$sb" "$(lr2_stats gwb)")
 	wb=$(lh_wan_stats)
 	LR2_W=$(jq -cn --argjson a "$wa" --argjson b "$wb" '
+		def other(s): [s | .drop_queue, .drop_pool, .drop_tx, .drop_oversize, .drop_rx_socket |
+				   values] | add // 0;
 		def d(dir): {rx: ($b[dir].rx_packets - $a[dir].rx_packets),
 			     lost: ($b[dir].drop_loss - $a[dir].drop_loss),
-			     matched: ($b[dir].matched - $a[dir].matched)};
+			     matched: ($b[dir].matched - $a[dir].matched),
+			     dropped_else: (other($b[dir]) - other($a[dir]))};
 		{a2b: d("a2b"), b2a: d("b2a")}')
 	export LR2_C LR2_CS LR2_A LR2_B LR2_W
 }

@@ -156,6 +156,7 @@ struct lhp_rx_drops {
 	uint64_t addr_errors; /* IP source/destination not the QP's */
 	uint64_t pkey_errors;
 	uint64_t icrc_errors;
+	uint64_t socket_drops; /* the kernel's: the receive buffer was full (a NIC's rx_discards) */
 };
 
 /* Requester (client) side of one RC QP */

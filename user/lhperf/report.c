@@ -135,6 +135,7 @@ static void json_drops(struct lh_json *j, const char *name, const struct lhp_rx_
 	lh_json_uint_field(j, "addr_errors", d->addr_errors);
 	lh_json_uint_field(j, "pkey_errors", d->pkey_errors);
 	lh_json_uint_field(j, "icrc_errors", d->icrc_errors);
+	lh_json_uint_field(j, "socket_drops", d->socket_drops);
 	lh_json_end_object(j);
 }
 
@@ -244,6 +245,7 @@ static void report_json(FILE *out, const struct lhp_opts *o, const struct lhp_pa
 		lh_json_name(j, "requester");
 		lh_json_start_object(j);
 		lh_json_uint_field(j, "frames_sent", pt->frames_tx);
+		lh_json_uint_field(j, "frames_refused", pt->io ? lh_pktio_tx_refused(pt->io) : 0);
 		lh_json_uint_field(j, "frames_received", pt->frames_rx);
 		json_drops(j, "rx_drops", &s->req_drops);
 		json_events(j, "rewind_events", rewinds);
@@ -341,10 +343,11 @@ static void report_text(FILE *out, const struct lhp_opts *o, const struct lhp_pa
 	}
 	fprintf(out,
 		" responder       : packets %llu  NAKs sent %llu  out-of-sequence drops %llu  "
-		"duplicates %llu  ICRC errors %llu\n",
+		"duplicates %llu  ICRC errors %llu  receive buffer drops %llu\n",
 		(unsigned long long)s->r_packets, (unsigned long long)s->naks_sent,
 		(unsigned long long)s->oos_drops, (unsigned long long)s->dups,
-		(unsigned long long)s->resp_drops.icrc_errors);
+		(unsigned long long)s->resp_drops.icrc_errors,
+		(unsigned long long)s->resp_drops.socket_drops);
 	if (p->recovery == LHP_GB0)
 		fprintf(out, " go-back-0       : %llu partial messages (%llu packets) discarded\n",
 			(unsigned long long)s->discarded_msgs,

@@ -669,6 +669,7 @@ static void req_collect(struct req_ctx *x)
 	x->sum.elapsed_s = x->sent_any && end > x->t_first_tx ? (double)(end - x->t_first_tx) / 1e9 :
 								  0;
 	x->sum.cpu_s = lhp_cpu_seconds() - x->cpu0;
+	x->sum.req_drops.socket_drops = lh_pktio_drops(x->port.io);
 	if (x->sum.peak_gbps == 0 && x->sum.elapsed_s > 0)
 		x->sum.peak_gbps = (double)x->sum.bytes * 8 / x->sum.elapsed_s / 1e9;
 }
@@ -688,6 +689,7 @@ static void parse_drops(const char *line, const char *pfx, struct lhp_rx_drops *
 	DROP_FIELD(addr_errors);
 	DROP_FIELD(pkey_errors);
 	DROP_FIELD(icrc_errors);
+	DROP_FIELD(socket_drops);
 #undef DROP_FIELD
 }
 

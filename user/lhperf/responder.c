@@ -402,6 +402,7 @@ static void resp_collect(struct resp_ctx *x)
 		x->sum.discarded_pkts += q->discarded_pkts;
 	}
 	x->sum.r_cpu_s = lhp_cpu_seconds() - x->cpu0;
+	x->sum.resp_drops.socket_drops = lh_pktio_drops(x->port.io);
 	x->sum.cpu_s = x->sum.r_cpu_s;
 	x->sum.elapsed_s = x->t_last_rx > x->t_first_rx ?
 				   (double)(x->t_last_rx - x->t_first_rx) / 1e9 :
@@ -420,7 +421,7 @@ static void resp_send_result(struct resp_ctx *x)
 			"acks_sent=%llu oos_drops=%llu dups=%llu verify_errors=%llu "
 			"protocol_errors=%llu discarded_msgs=%llu discarded_pkts=%llu cpu=%.6f "
 			"not_roce=%llu unknown_qp=%llu bad_opcode=%llu addr_errors=%llu "
-			"pkey_errors=%llu icrc_errors=%llu\n",
+			"pkey_errors=%llu icrc_errors=%llu socket_drops=%llu\n",
 			s->verified, (unsigned long long)s->r_packets,
 			(unsigned long long)s->r_messages, (unsigned long long)s->r_bytes,
 			(unsigned long long)s->naks_sent, (unsigned long long)s->acks_sent,
@@ -431,7 +432,8 @@ static void resp_send_result(struct resp_ctx *x)
 			(unsigned long long)s->discarded_pkts, s->r_cpu_s,
 			(unsigned long long)d->not_roce, (unsigned long long)d->unknown_qp,
 			(unsigned long long)d->bad_opcode, (unsigned long long)d->addr_errors,
-			(unsigned long long)d->pkey_errors, (unsigned long long)d->icrc_errors);
+			(unsigned long long)d->pkey_errors, (unsigned long long)d->icrc_errors,
+			(unsigned long long)d->socket_drops);
 	for (i = 0; i < x->naks.n; i++)
 		lhp_ctrl_printf(&x->ctrl, "NAK qp=%u psn=0x%06x\n", x->naks.ev[i].qp,
 				x->naks.ev[i].psn);

@@ -1131,6 +1131,8 @@ static void json_dir_stats(struct lh_json *j, struct dir *d)
 	lh_json_uint_field(j, "drop_pool", STAT_GET(s->drop_pool));
 	lh_json_uint_field(j, "drop_oversize", STAT_GET(s->drop_oversize));
 	lh_json_uint_field(j, "drop_tx", STAT_GET(s->drop_tx));
+	/* frames the kernel dropped before lhwan read them: its receive buffer was full */
+	lh_json_uint_field(j, "drop_rx_socket", lh_pktio_drops(d->rx->io));
 	lh_json_uint_field(j, "duplicated", STAT_GET(s->duplicated));
 	lh_json_uint_field(j, "reordered", STAT_GET(s->reordered));
 	lh_json_uint_field(j, "stalled", STAT_GET(s->stalled));

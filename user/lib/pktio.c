@@ -24,6 +24,8 @@ struct lh_pktio {
 	int fd;
 	int ifindex;
 	uint8_t mac[6];
+	uint64_t drops; /* tp_drops read so far (reading them resets the kernel's) */
+	uint64_t tx_refused; /* frames the egress path refused (ENOBUFS): lost */
 };
 
 /*
@@ -146,6 +148,21 @@ void lh_pktio_close(struct lh_pktio *io)
 	free(io);
 }
 
+uint64_t lh_pktio_tx_refused(const struct lh_pktio *io)
+{
+	return io->tx_refused;
+}
+
+uint64_t lh_pktio_drops(struct lh_pktio *io)
+{
+	struct tpacket_stats st = { 0 };
+	socklen_t len = sizeof(st);
+
+	if (!getsockopt(io->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+		io->drops += st.tp_drops;
+	return io->drops;
+}
+
 int lh_pktio_fd(const struct lh_pktio *io)
 {
 	return io->fd;
@@ -185,8 +202,10 @@ int lh_pktio_send(struct lh_pktio *io, const struct lh_frame *frames, unsigned i
 		 * reporting it unsent would make the caller resend it forever
 		 * under a drop rule.
 		 */
-		if (errno == ENOBUFS)
+		if (errno == ENOBUFS) {
+			io->tx_refused++;
 			return 1;
+		}
 		return errno == EAGAIN ? 0 : -errno;
 	}
 	return r;

@@ -53,6 +53,20 @@ int lh_pktio_send(struct lh_pktio *io, const struct lh_frame *frames, unsigned i
 int lh_pktio_recv(struct lh_pktio *io, struct lh_frame *frames, unsigned int n, int timeout_ms);
 
 /*
+ * Frames the kernel dropped for this socket since it was opened: its receive
+ * buffer was full when they came (PACKET_STATISTICS tp_drops; a NIC's
+ * rx_discards). The socket filter's refusals are not counted.
+ */
+uint64_t lh_pktio_drops(struct lh_pktio *io);
+
+/*
+ * Frames lh_pktio_send() counted as sent that the egress path refused
+ * (ENOBUFS: a qdisc, a tc or netfilter drop, a full device queue): lost
+ * at this end, as on a wire
+ */
+uint64_t lh_pktio_tx_refused(const struct lh_pktio *io);
+
+/*
  * Bind a UDP socket to port on all addresses that accepts nothing (its socket
  * filter drops every datagram): frames that raw I/O handles then do not make
  * the kernel answer ICMP port unreachable. Returns the fd or -errno.

@@ -172,8 +172,30 @@ static __always_inline bool sentry_missing_from_una(const struct lh_qp *qp)
 	       (qp->s_missing[2] & ~lh_bits_below(n, 2)) | (qp->s_missing[3] & ~lh_bits_below(n, 3));
 }
 
-static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn)
+static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn, __u64 now)
 {
+	/*
+	 * ... or, whatever the Sentry believes the receiver has, the NIC resends
+	 * after a silence longer than a replay ever pauses (LH_REPLAY_GAP_NS, or
+	 * two of the QP's round trips if longer), not continuing its replay and
+	 * not from a NAK of ours it has yet to take: only its timer does that.
+	 * The filter's premise failed (a Depot gone with what it held, a NAK
+	 * that the NIC ignored while its ACK point moved on by the receiver's
+	 * own NAKs): kept, it dropped every timer resend as held, the receiver
+	 * saw nothing and said nothing, and the NIC spent its retries until
+	 * the QP failed. So a timer retry costs the NIC what it would without
+	 * longhaul: one of its retries.
+	 */
+	__u64 gap = 2000ULL * READ_ONCE(qp->s_srtt_us);
+
+	if (gap < LH_REPLAY_GAP_NS)
+		gap = LH_REPLAY_GAP_NS;
+	if ((qp->flags & LH_QPF_REWIND_PENDING) && psn_diff(psn, qp->s_rewind) <= 0)
+		return false; /* the replay our NAK asked for (a go-back-0 NIC's from further back) */
+	if (psn != qp->s_replay && now > qp->last_rx_ns && now - qp->last_rx_ns > gap) {
+		sentry_episode_stop(qp);
+		return true;
+	}
 	/*
 	 * Not the replay going on (the PSN after the last one resent); a
 	 * replay that never came (a NAK the NIC ignored) leaves s_replay
@@ -558,7 +580,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			qp->s_rtt_tx_ns = 0; /* the NIC replays from s_una */
 			act = SENTRY_NACK;
 		}
-	} else if ((qp->flags & LH_QPF_EPISODE) && !(timer_end = sentry_timer_restart(qp, psn))) {
+	} else if ((qp->flags & LH_QPF_EPISODE) && !(timer_end = sentry_timer_restart(qp, psn, now))) {
 		/* a retransmission from the rewind point: the NIC took the NAK */
 		if (psn_diff(psn, qp->s_rewind) <= 0)
 			qp->flags &= ~LH_QPF_REWIND_PENDING;

@@ -1226,6 +1226,57 @@ static void sentry_nak_ignored(void)
 }
 
 /*
+ * An episode whose premise failed (the Depot that held the rest is gone):
+ * the NIC's timer resends after a silence, from its own ACK point, which
+ * is not the Sentry's. Resent at once (a replay going on), such a PSN is
+ * dropped as held; after a silence longer than a replay pauses it is the
+ * NIC's timer: the episode ends and everything from there passes, as
+ * without longhaul (before: dropped as held, retry after retry, until the
+ * NIC gave up).
+ */
+static void sentry_timer_silence(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	struct run r;
+	size_t len;
+	int64_t c0;
+	uint32_t b = 8800, p;
+	bool ok = true;
+
+	fl.a.v4.s_addr = htonl(0x0a000a25);
+	sentry_sent(&fl, b, 20);
+	len = dp_ack_frame(&fl, b + 5, 0x60, LH_DNACK_MARK, 1, in);
+	xdp("lh_wan_xdp", in, len, &r); /* forwarded: the NIC replays from b+5 */
+	for (p = b + 5; p < b + 12; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+		ok = ok && r.verdict == (p == b + 5 ? XDP_PASS_ : XDP_DROP_);
+	}
+	tap_ok(ok, "timer after silence: the replay passes the missing PSN %u and drops the held ones",
+	       b + 5);
+	len = dp_data_frame(&fl, b + 8, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_DROP_,
+	       "timer after silence: PSN %u resent at once is still dropped as held", b + 8);
+	usleep(20000); /* longer than a replay pauses (LH_REPLAY_GAP_NS, two round trips) */
+	c0 = ctr("sentry_episode_timer");
+	ok = true;
+	for (p = b + 8; p < b + 12; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+		ok = ok && r.verdict == XDP_PASS_ && r.p.roce.psn == p &&
+		     r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE;
+	}
+	ok = ok && dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_EPISODE);
+	tap_ok(ok && ctr("sentry_episode_timer") == c0 + 1,
+	       "timer after silence: the NIC's resend from %u, not the Sentry's ACK point %u, ends "
+	       "the episode; it and what follows pass",
+	       b + 8, b + 5);
+}
+
+/*
  * The watchdog: a recovery stuck (no progress for 80 ms) on a QP whose round
  * trip says 500 ms and whose last two recoveries were given up waits
  * 4 x 2 s x 4 by default; with --nic-timeout (LH_CFG_WD_BOUND) the bound is
@@ -2363,6 +2414,7 @@ int main(void)
 	sentry_nak_back();
 	sentry_timer_stale_mark();
 	sentry_nak_ignored();
+	sentry_timer_silence();
 	sentry_watchdog_bound();
 	sentry_acked_resend();
 	sentry_bounds();

@@ -218,17 +218,29 @@ dc_loss_both_ways_with_wan_loss() {
 	# against a DC round trip, lost in 7 of 10 tries at 7ffb9a6 (and all 3
 	# of a fresh-clone CI run): the WAN stalls the QP's first packet 2 ms,
 	# so the packets behind it, the gap among them, reach the Depot in the
-	# same burst, before anything of the receiver comes back.
-	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'psn 1003,1010' \
+	# same burst, before anything of the receiver comes back. Not always on
+	# a busy host (a fresh-clone CI run at 8038a44: gwb's softirq was late
+	# for the second packet of the burst, behind the receiver's ACK of the
+	# first): the gap is the PSN right after the stalled one, and a run
+	# whose gap came after the pairing (a QP learned with its loss NACKed
+	# as usual) is one more verified transfer, followed by another, up to 3.
+	local try unpaired=0 pair=0
+	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'psn 1001,1010' \
 		--lhwan-arg --stall='a2b:psn 1000 for 2ms'
-	lr2_xfer --psn 1000 -S 65536 -n 10
-	lr2_show
-	lr2_ok
-	receiver_saw_no_gap
-	jq_assert "$LR2_C" '.timeouts == 0'
-	jq_assert "$(lh_wan_stats)" '.a2b.stalled == 1'
-	[ "$(lr2_ctr b depot_ackreq_pair)" -gt 0 ]
-	[ "$(lr2_ctr b depot_unpaired)" -gt 0 ]
+	for try in 1 2 3; do
+		lr2_xfer --psn 1000 -S 65536 -n 10
+		lr2_show
+		lr2_ok
+		receiver_saw_no_gap
+		jq_assert "$LR2_C" '.timeouts == 0'
+		unpaired=$((unpaired + $(lr2_ctr b depot_unpaired)))
+		pair=$((pair + $(lr2_ctr b depot_ackreq_pair)))
+		echo "try $try: depot_unpaired $unpaired, depot_ackreq_pair $pair"
+		[ "$unpaired" -eq 0 ] || break
+	done
+	jq_assert "$(lh_wan_stats)" ".a2b.stalled == $try"
+	[ "$pair" -gt 0 ]
+	[ "$unpaired" -gt 0 ]
 }
 
 @test "go-back-0 endpoints, 4 MB messages, every 256th frame lost: livelock without longhaul, completes with it" {

@@ -114,8 +114,12 @@ psns() {
 	[ "$(lhp_nft_dropped "$LHP_SRC" lhp_rand)" -gt 0 ]
 	jq_eq "$LHP_C" .naks_sent 0
 	jq_eq "$LHP_C" .out_of_sequence_drops 0
-	# a retransmission after a timeout is a duplicate: re-ACKed, never executed
-	jq_eq "$LHP_C" .duplicate_packets .retransmitted_packets
+	# a retransmission after a timeout is a duplicate: re-ACKed, never executed;
+	# those of the last retry may still be on their way when the server counts
+	# (a fresh-clone CI run at 9eabf99: 448 retransmitted, 424 duplicates, none
+	# dropped at either socket), at most a window (128)
+	jq_assert "$LHP_C" '.duplicate_packets <= .retransmitted_packets and
+		.retransmitted_packets - .duplicate_packets <= 128'
 }
 
 @test "gb0, one loss: the partial message is discarded and restarts from its first PSN" {

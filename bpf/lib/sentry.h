@@ -191,17 +191,15 @@ static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn, __
 	 */
 	if ((qp->flags & LH_QPF_REWIND_PENDING) && psn_diff(psn, qp->s_rewind) <= 0)
 		return false; /* the replay our NAK asked for (a go-back-0 NIC's from further back) */
-	if (psn != qp->s_replay && now > qp->last_rx_ns && now - qp->last_rx_ns > LH_REPLAY_GAP_NS) {
-		sentry_episode_stop(qp);
-		return true;
-	}
 	/*
 	 * Not the replay going on (the PSN after the last one resent); a
 	 * replay that never came (a NAK the NIC ignored) leaves s_replay
 	 * behind s_una, and the first timer resend is one too
 	 */
-	if ((qp->flags & LH_QPF_REWIND_PENDING) || psn != qp->s_una || psn == qp->s_replay ||
-	    sentry_missing_from_una(qp))
+	if (psn == qp->s_replay)
+		return false;
+	if (!(now > qp->last_rx_ns && now - qp->last_rx_ns > LH_REPLAY_GAP_NS) &&
+	    ((qp->flags & LH_QPF_REWIND_PENDING) || psn != qp->s_una || sentry_missing_from_una(qp)))
 		return false;
 	sentry_episode_stop(qp);
 	return true;

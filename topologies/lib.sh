@@ -480,7 +480,7 @@ stop_lhwan() {
 }
 
 start_lhwan() {
-	local b=$1 pa=$2 pb=$3 args pid i
+	local b=$1 pa=$2 pb=$3 args pid i rc
 	mapfile -t args < <(lhwan_args "$b")
 	rm -f "$STATE/$b.stats.json"
 	# setsid: its own session, so a test runner's process group kill does not reach it;
@@ -488,7 +488,8 @@ start_lhwan() {
 	nsx "$b" setsid "$LHWAN" "${args[@]}" --stats-file "$STATE/$b.stats.json" "$pa" "$pb" \
 		</dev/null >"$STATE/$b.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	pid=$!
-	for i in $(seq 100); do
+	# up to 20 s: a host busy with the previous test's teardown can be slow
+	for i in $(seq 400); do
 		# lhwan writes the stats file once its ports are open; its pid is in it
 		if [ -f "$STATE/$b.stats.json" ]; then
 			jq -r .pid "$STATE/$b.stats.json" >"$STATE/$b.pid"
@@ -498,6 +499,14 @@ start_lhwan() {
 		sleep 0.05
 	done
 	cat "$STATE/$b.log" >&2 || true
+	if [ -d "/proc/$pid" ]; then
+		echo "lhwan (pid $pid) still running after 20 s without its stats file: stopped" >&2
+		kill -KILL "$pid" 2>/dev/null || true
+	else
+		rc=0
+		wait "$pid" || rc=$?
+		echo "lhwan (pid $pid) exited with status $rc before its stats file" >&2
+	fi
 	die "lhwan in $(ns_of "$b") did not start (log: $STATE/$b.log)"
 }
 

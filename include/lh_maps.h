@@ -246,6 +246,16 @@ struct lh_qp {
 	__u32 s_echo_psn;
 	/* Depot: with LH_QPF_D_BACK, d_high when the NIC went back */
 	__u32 d_back_end;
+	/*
+	 * Sentry: how long a packet's copy stays, from its PSN going toward the
+	 * WAN to the first ACK that covers it, queueing and recovery included:
+	 * one new PSN timed at a time, never dropped (unlike s_rtt). The agent
+	 * bounds gateway recovery's copies with it (copies = the rate they come
+	 * at x how long each stays).
+	 */
+	__u32 s_stay_psn; /* the PSN timed (s_stay_tx_ns != 0) */
+	__u32 s_stay_us; /* the last one measured; 0: none yet */
+	__u64 s_stay_tx_ns; /* when s_stay_psn went toward the WAN; 0: none under way */
 };
 
 /*
@@ -484,7 +494,7 @@ struct lh_config {
  * the NIC gets no NAK for WAN loss
  */
 #define LH_CFG_GATEWAY 0x04
-/* set by the agent while the gateway copies exceed the bound (rate x RTT) */
+/* set by the agent while the gateway copies exceed the bound (rate x 2 RTT, for an RTO) */
 #define LH_CFG_GW_FULL 0x08
 /* the agent stopped and kept the data path for the next one (agentless_since_ns) */
 #define LH_CFG_AGENTLESS 0x10

@@ -107,7 +107,7 @@
 	X(SENTRY_DNACK_STALE, sentry_dnack_stale, "Sentry: Depot-NACK before the receiver's ACK point (reordered on the WAN, or forged): dropped, the QP untouched") \
 	X(SENTRY_REPORT_UNSENT, sentry_report_unsent, "Sentry: report naming PSNs it never forwarded (forged): dropped, the QP untouched") \
 	X(SENTRY_RESENT, sentry_resent, "Sentry: missing PSNs re-sent from its own copies") \
-	X(SENTRY_GW_FALLBACK, sentry_gw_fallback, "Sentry, gateway recovery: no room for a copy (pool empty or queue over rate x RTT): that QP recovers the LR2 way until its data is acknowledged") \
+	X(SENTRY_GW_FALLBACK, sentry_gw_fallback, "Sentry, gateway recovery: no room for a copy (pool empty or copies over rate x 2 RTT): that QP recovers the LR2 way until its data is acknowledged") \
 	X(SENTRY_GW_RESUME, sentry_gw_resume, "Sentry, gateway recovery: a QP that fell back is all acknowledged: copies again") \
 	X(SENTRY_GW_REPORT, sentry_gw_report, "Sentry, gateway recovery: report naming PSNs it has copies of, handed to the agent's paced re-send queue") \
 	X(SENTRY_REPORT_NOMAC, sentry_report_nomac, "Sentry with a report key: report without a tag (an unkeyed or forged sender): dropped, the QP untouched") \

@@ -262,6 +262,26 @@ static __always_inline void sentry_rtt_hole(struct lh_qp *qp, __u32 hole_psn)
 		qp->s_rtt_tx_ns = 0;
 }
 
+/*
+ * How long a copy stays (s_stay_*): a new PSN timed when none is, to the ACK
+ * that covers it, whatever happened meanwhile. Under the lock.
+ */
+static __always_inline void sentry_stay_start(struct lh_qp *qp, __u32 psn, __u64 now)
+{
+	if (!qp->s_stay_tx_ns) {
+		qp->s_stay_psn = psn;
+		qp->s_stay_tx_ns = now;
+	}
+}
+
+static __always_inline void sentry_stay_ack(struct lh_qp *qp, __u32 upto, __u64 now)
+{
+	if (!qp->s_stay_tx_ns || psn_diff(upto, qp->s_stay_psn) <= 0)
+		return;
+	qp->s_stay_us = now > qp->s_stay_tx_ns ? (__u32)((now - qp->s_stay_tx_ns) / 1000) : 1;
+	qp->s_stay_tx_ns = 0;
+}
+
 /* An ACK of every PSN before upto: the sample */
 static __always_inline void sentry_rtt_ack(struct lh_qp *qp, __u32 upto, __u64 now)
 {
@@ -532,6 +552,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		qp->last_progress_ns = now;
 		qp->flags &= ~LH_QPF_SNAK_SENT;
 		sentry_rtt_start(qp, p, now);
+		sentry_stay_start(qp, psn, now);
 		/* new data after the replay: the episode is over (not if the NIC ignored the NAK) */
 		if ((qp->flags & LH_QPF_EPISODE) && !(qp->flags & LH_QPF_REWIND_PENDING) &&
 		    psn_diff(psn, qp->s_end) >= 0)
@@ -830,6 +851,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		if ((qp->flags & LH_QPF_REWIND_PENDING) && psn_diff(upto, qp->s_rewind) > 0)
 			qp->flags &= ~LH_QPF_REWIND_PENDING;
 		sentry_rtt_ack(qp, upto, now);
+		sentry_stay_ack(qp, upto, now);
 		/* rxe ends a retry on an ACK from its rewind point on */
 		if ((qp->flags & LH_QPF_NIC_RETRY) && psn_diff(psn, qp->s_retry_psn) >= 0) {
 			qp->flags &= ~LH_QPF_NIC_RETRY;

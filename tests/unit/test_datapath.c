@@ -1277,6 +1277,44 @@ static void sentry_timer_silence(void)
 }
 
 /*
+ * How long a copy stays (s_stay_*, gateway recovery's bound): a new PSN is
+ * timed to the ACK that covers it, through a recovery (a Depot-NACK drops
+ * the round trip's sample, never this one)
+ */
+static void sentry_stay_time(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp qp;
+	uint64_t tx = 0;
+	uint32_t b = 8800;
+	struct run r;
+	size_t len;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(0x0a000a2f);
+	sentry_sent(&fl, b, 20);
+	ok = dp_qp_get(h, &fl, &qp) && qp.s_stay_tx_ns && psn_diff(qp.s_stay_psn, b) >= 0 &&
+	     psn_diff(qp.s_stay_psn, b + 2) < 0;
+	if (ok)
+		tx = qp.s_stay_tx_ns;
+	len = dp_ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK, 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = ok && dp_qp_get(h, &fl, &qp) && qp.s_stay_tx_ns == tx;
+	tap_ok(ok, "stay: a new PSN timed; a Depot-NACK of PSN %u leaves it timed", b + 2);
+	usleep(3000);
+	len = dp_ack_frame(&fl, b + 10, 0x1f, 0, 2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	ok = dp_qp_get(h, &fl, &qp) && !qp.s_stay_tx_ns && qp.s_stay_us >= 3000 &&
+	     qp.s_stay_us < 1000000;
+	tap_ok(ok, "stay: the ACK of PSN %u ends it: %u us (slept 3000)", b + 10, qp.s_stay_us);
+	len = dp_data_frame(&fl, b + 20, in);
+	xdp("lh_dc_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s_stay_tx_ns && qp.s_stay_psn == b + 20,
+	       "stay: the next new PSN is timed");
+}
+
+/*
  * The watchdog: a recovery stuck (no progress for 80 ms) on a QP whose round
  * trip says 500 ms and whose last two recoveries were given up waits
  * 4 x 2 s x 4 by default; with --nic-timeout (LH_CFG_WD_BOUND) the bound is
@@ -2415,6 +2453,7 @@ int main(void)
 	sentry_timer_stale_mark();
 	sentry_nak_ignored();
 	sentry_timer_silence();
+	sentry_stay_time();
 	sentry_watchdog_bound();
 	sentry_acked_resend();
 	sentry_bounds();

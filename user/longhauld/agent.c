@@ -120,7 +120,9 @@ struct agent {
 	/* Sentry: per QP, by a hash of its key: silence rate limit, RTT estimate */
 	struct sentry_est *est;
 	uint32_t path_rto_us; /* the largest RTO of the QPs last tick: the re-send guard */
+	uint64_t gw_over_ns; /* since when the copies are over the bound; 0: they are not */
 	uint32_t path_srtt_us; /* ... and the largest srtt: every QP's RTO is at least that */
+	uint32_t path_stay_us; /* ... and the longest a copy stays (the QPs' s_stay_*) */
 	uint32_t guard_ms; /* ... as written to lh_config */
 	/* Depot: per ring, Depot-NACK retries since the QP last moved (backoff) */
 	uint8_t *nack_tries;
@@ -159,6 +161,7 @@ struct agent {
 	uint32_t hot_n;
 	struct {
 		uint32_t rto_max_us, srtt_max_us, unmeasured, qps;
+		uint32_t stay_max_us; /* how long copies stay (s_stay_us, or the one under way) */
 		uint64_t copies;
 	} pass;
 	uint64_t copies; /* of the last whole pass: gateway recovery's copies */
@@ -620,22 +623,52 @@ static void gw_pace(struct agent *ag)
 
 /*
  * Each tick: the copies of all QPs in gateway recovery (what their NICs
- * sent and the far NICs have not ACKed) against the bound, rate x RTT, the
- * RTT being the largest RTO measured (queueing included; at least
- * --wan-rtt's bound, at most half the pool; half the pool while a QP with
- * data outstanding has no round trip measured yet). Over it, the programs keep no
- * new copy (LH_CFG_GW_FULL): those QPs fall back to LR2 recovery.
+ * sent and the far NICs have not ACKed) against the bound, rate x 2 T, T
+ * being how long a copy stays: the longest of the QPs with data out, from a
+ * PSN going toward the WAN to the ACK that covers it, queueing and recovery
+ * included (s_stay_*, the one under way if it is older), or the largest
+ * srtt if more; at least --wan-rtt's bound, at most half the pool; half the
+ * pool while a QP with data outstanding has no round trip measured yet.
+ * Over it for a whole RTO, the programs keep no new copy (LH_CFG_GW_FULL):
+ * those QPs fall back to LR2 recovery. As copies = the rate they come at x
+ * how long each stays, this says the NICs send more than twice what the
+ * re-sender may send. Not the RTT: a path that the NICs keep full holds
+ * rate x RTT copies at every moment, the RTT's samples are dropped in
+ * recoveries (Karn) and lag a filling queue by a round trip (42-gateway #12,
+ * 8 QPs into a 200 Mbit/s queue of 45 ms at 1 %: the bound was crossed at
+ * an RTT of 7-11 ms and all 8 fell back in 2 of 11 runs with rate x RTO,
+ * 2 of 16 with rate x 2 RTT and the RTT's sample under way). A whole RTO: a
+ * filling queue adds copies at once and its delay to what was measured only
+ * later. The pool bounds the copies meanwhile: a QP that finds it empty
+ * falls back at once.
  */
-static void gw_bound(struct agent *ag, uint64_t copies)
+static void gw_bound(struct agent *ag, uint64_t copies, uint64_t now)
 {
-	uint64_t bound = ag->cfg->resend_rate_bps / 8 * ag->path_rto_us / 1000000 / 1024;
+	uint64_t rtt = ag->path_srtt_us > ag->path_stay_us ? ag->path_srtt_us : ag->path_stay_us;
+	uint64_t rto = ag->path_rto_us > rtt ? ag->path_rto_us : rtt;
+	uint64_t bound = ag->cfg->resend_rate_bps / 8 * 2 * rtt / 1000000 / 1024;
+
+	if (rto < ag->cfg->wan_rtt_us)
+		rto = ag->cfg->wan_rtt_us;
 
 	/* a QP with data out and no round trip measured: it may be any, only the pool bounds */
 	if (!ag->rtt_known || bound > ag->cfg->pool_slots / 2)
 		bound = ag->cfg->pool_slots / 2;
 	if (bound < ag->cfg->gw_bound_pkts)
 		bound = ag->cfg->gw_bound_pkts;
-	ag->gw_full = copies > bound;
+	if (copies <= bound) {
+		ag->gw_over_ns = 0;
+		ag->gw_full = false;
+		return;
+	}
+	if (copies - bound > ag->st.gw_over_copies - ag->st.gw_over_bound) {
+		ag->st.gw_over_copies = copies;
+		ag->st.gw_over_bound = bound;
+		ag->st.gw_over_rtt_us = (uint32_t)rtt;
+	}
+	if (!ag->gw_over_ns)
+		ag->gw_over_ns = now;
+	ag->gw_full = now - ag->gw_over_ns >= rto * 1000;
 	if (ag->gw_full)
 		ag->st.gw_full_ticks++;
 }
@@ -1245,6 +1278,17 @@ static void tick(struct agent *ag)
 				if (qp.s_srtt_us > ag->pass.srtt_max_us)
 					ag->pass.srtt_max_us = qp.s_srtt_us;
 			}
+			if (qp.s_una != qp.s_next) {
+				uint64_t stay = qp.s_stay_us;
+
+				/* one under way for longer says more */
+				if (qp.s_stay_tx_ns && now > qp.s_stay_tx_ns &&
+				    (now - qp.s_stay_tx_ns) / 1000 > stay)
+					stay = (now - qp.s_stay_tx_ns) / 1000;
+				if (stay > ag->pass.stay_max_us)
+					ag->pass.stay_max_us =
+						stay > UINT32_MAX ? UINT32_MAX : (uint32_t)stay;
+			}
 			if (sack_ns)
 				sentry_silence(ag, &cur, &qp, est, now, sack_ns);
 		}
@@ -1271,6 +1315,7 @@ static void tick(struct agent *ag)
 	if (pass_end) {
 		ag->path_rto_us = ag->pass.rto_max_us;
 		ag->path_srtt_us = ag->pass.srtt_max_us;
+		ag->path_stay_us = ag->pass.stay_max_us;
 		ag->rtt_known = ag->pass.rto_max_us && !ag->pass.unmeasured;
 		ag->copies = ag->pass.copies;
 		ag->qps = ag->pass.qps;
@@ -1279,7 +1324,7 @@ static void tick(struct agent *ag)
 	if (ag->path_rto_us > ag->st.rto_max_us)
 		ag->st.rto_max_us = ag->path_rto_us;
 	if (ag->gwq)
-		gw_bound(ag, ag->copies);
+		gw_bound(ag, ag->copies, now);
 	config_sync(ag);
 }
 
@@ -1447,12 +1492,15 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	if (cfg->gateway)
 		pr_info("agent: gateway recovery: %llu re-sends queued, %llu sent, %llu stale, "
 			"%llu sent by the data path already, %llu not queued (queue full), "
-			"%llu tail re-sends, %llu ticks over the bound\n",
+			"%llu tail re-sends, %llu ticks over the bound (most over it: %llu copies, "
+			"bound %llu of a %u us RTT)\n",
 			(unsigned long long)ag.st.gw_queued, (unsigned long long)ag.st.gw_resent,
 			(unsigned long long)ag.st.gw_stale, (unsigned long long)ag.st.gw_dp_sent,
 			(unsigned long long)ag.st.gw_queue_full,
 			(unsigned long long)ag.st.gw_tail_resends,
-			(unsigned long long)ag.st.gw_full_ticks);
+			(unsigned long long)ag.st.gw_full_ticks,
+			(unsigned long long)ag.st.gw_over_copies,
+			(unsigned long long)ag.st.gw_over_bound, ag.st.gw_over_rtt_us);
 	rc = EXIT_OK;
 out:
 	if (ep >= 0)

@@ -35,7 +35,9 @@ struct lhd_agent_stats {
 	uint64_t gw_dp_sent; /* ... sent by the data path on a Depot-NACK less than the guard ago */
 	uint64_t gw_queue_full; /* ... not queued: the queue was full (the Depot asks again) */
 	uint64_t gw_tail_resends; /* T/C-SACK silence: the last packet re-sent (no NAK) */
-	uint64_t gw_full_ticks; /* timer ticks with the copies over rate x RTT */
+	uint64_t gw_full_ticks; /* timer ticks with the copies over the bound for an RTO */
+	uint64_t gw_over_copies, gw_over_bound; /* the most copies over the bound, and that bound */
+	uint32_t gw_over_rtt_us; /* ... and the RTT it was made of */
 	uint32_t rto_max_us; /* Sentry: the largest round trip measured (srtt + 4 rttvar) */
 };
 

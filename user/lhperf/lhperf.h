@@ -182,6 +182,8 @@ struct lhp_req_qp {
 	/* counters */
 	uint64_t pkts_sent, retransmitted, acks_rx, dup_acks_rx, naks_rx, naks_ignored;
 	uint64_t timeouts, rewinds;
+	/* since when it has data to send and a full window (0: not so), and its sum */
+	uint64_t win_full_since, win_full_ns;
 };
 
 /* Responder (server) side of one RC QP */
@@ -223,6 +225,7 @@ struct lhp_summary {
 	uint64_t messages, bytes, messages_started;
 	uint64_t packets_sent, retransmitted, naks_received, naks_ignored, acks_received;
 	uint64_t timeouts, rewinds, qp_errors;
+	double window_full_s; /* QP-seconds with data to send and a full window */
 	struct lhp_rx_drops req_drops;
 	double peak_gbps;
 	struct lhp_fct fct;

@@ -246,6 +246,7 @@ static void report_json(FILE *out, const struct lhp_opts *o, const struct lhp_pa
 		lh_json_start_object(j);
 		lh_json_uint_field(j, "frames_sent", pt->frames_tx);
 		lh_json_uint_field(j, "frames_refused", pt->io ? lh_pktio_tx_refused(pt->io) : 0);
+		lh_json_double_field(j, "window_full_s", s->window_full_s);
 		lh_json_uint_field(j, "frames_received", pt->frames_rx);
 		json_drops(j, "rx_drops", &s->req_drops);
 		json_events(j, "rewind_events", rewinds);

@@ -114,6 +114,15 @@ static void qp_fail(struct req_ctx *x, struct lhp_req_qp *q, const char *why)
 }
 
 /* Acknowledge everything before new_una: complete messages, note progress */
+/* The end of a full window: its time counted (window_full_s) */
+static void win_open(struct lhp_req_qp *q, uint64_t now)
+{
+	if (q->win_full_since) {
+		q->win_full_ns += now > q->win_full_since ? now - q->win_full_since : 0;
+		q->win_full_since = 0;
+	}
+}
+
 static void req_advance(struct req_ctx *x, struct lhp_req_qp *q, uint64_t new_una, uint64_t now)
 {
 	if (new_una <= q->una)
@@ -137,6 +146,7 @@ static void req_advance(struct req_ctx *x, struct lhp_req_qp *q, uint64_t new_un
 		x->peak_bytes += x->p.size;
 	}
 	q->una = new_una;
+	win_open(q, now);
 	if (new_una > q->acked_hi) {
 		q->acked_hi = new_una;
 		x->progress_ns = now;
@@ -172,6 +182,7 @@ static void req_retry(struct req_ctx *x, struct lhp_req_qp *q, uint8_t cause, ui
 		 (unsigned long long)q->una, (unsigned long long)q->next,
 		 (unsigned long long)q->sent_hi);
 	q->next = restart;
+	win_open(q, now);
 	q->in_retry = true;
 	q->rewinds++;
 	lhp_event_add(&x->rewinds, q->idx, seq_psn(q, restart), cause);
@@ -415,6 +426,10 @@ static int req_fill(struct req_ctx *x, uint64_t now)
 			burst++;
 			built++;
 		}
+		/* stopped by its window with data left: the time until an ACK opens it */
+		if (!q->win_full_since && !q->error && q->next < q->total && q->next >= q->una &&
+		    q->next - q->una >= x->p.window)
+			q->win_full_since = now;
 		x->rr = (x->rr + 1) % x->nqps;
 		x->rr_burst = 0;
 	}
@@ -655,8 +670,10 @@ static void req_collect(struct req_ctx *x)
 	uint64_t end = x->t_last_done ? x->t_last_done : lhp_now_ns();
 
 	for (i = 0; i < x->nqps; i++) {
-		const struct lhp_req_qp *q = &x->qps[i];
+		struct lhp_req_qp *q = &x->qps[i];
 
+		win_open(q, end > q->win_full_since ? end : q->win_full_since);
+		x->sum.window_full_s += (double)q->win_full_ns / 1e9;
 		x->sum.packets_sent += q->pkts_sent;
 		x->sum.retransmitted += q->retransmitted;
 		x->sum.naks_received += q->naks_rx;

@@ -43,6 +43,7 @@ struct build_opts {
 	bool bad_icrc;
 	bool have_dmac;
 	unsigned long gap_us;
+	unsigned long burst; /* send: frames per wakeup (0: 1) */
 	/* --report: a Depot report (include/lh_proto.h) instead of a RoCEv2 packet */
 	bool report;
 	struct lh_report_info ri;
@@ -53,7 +54,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: lhpkt build [PACKET OPTIONS] -w FILE.pcap\n"
-		"       lhpkt send  [PACKET OPTIONS] --dev IFACE [--gap-us N]\n"
+		"       lhpkt send  [PACKET OPTIONS] --dev IFACE [--gap-us N] [--burst N]\n"
 		"       lhpkt check [-j] FILE.pcap...\n"
 		"\n"
 		"Packet options (defaults: IPv4 10.0.0.1 -> 10.0.0.2, RC_SEND_ONLY, QP 0, PSN 0):\n"
@@ -79,6 +80,9 @@ static void usage(FILE *f)
 		"                        --report-key-file FILE signs it (longhauld's option)\n"
 		"  -w FILE               (build) capture file to write\n"
 		"  --dev IFACE           (send) interface to send on\n"
+		"  --gap-us N            (send) N us a packet, kept on average from the start\n"
+		"  --burst N             (send) N packets back to back, then N x gap (default 1):\n"
+		"                        the same rate for a fraction of the wakeups\n"
 		"check: exit 0 when every RoCEv2 packet has a valid ICRC, %d when one does not,\n"
 		"       %d on bad usage, %d when a file cannot be read.\n",
 		LH_REPORT_PORT, EXIT_BAD_ICRC, EXIT_USAGE, EXIT_IO);
@@ -196,6 +200,7 @@ enum {
 	OPT_BADICRC,
 	OPT_DEV,
 	OPT_GAP,
+	OPT_BURST,
 	OPT_RESV,
 	OPT_REPORT,
 	OPT_REPORT_SEQ,
@@ -263,6 +268,7 @@ static const struct option build_long[] = {
 	{ "bad-icrc", no_argument, NULL, OPT_BADICRC },
 	{ "dev", required_argument, NULL, OPT_DEV },
 	{ "gap-us", required_argument, NULL, OPT_GAP },
+	{ "burst", required_argument, NULL, OPT_BURST },
 	{ "resv", required_argument, NULL, OPT_RESV },
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "report-seq", required_argument, NULL, OPT_REPORT_SEQ },
@@ -448,6 +454,14 @@ static int parse_build_opts(int argc, char **argv, struct build_opts *o)
 			err = parse_ulong(optarg, 10000000, &v, "gap");
 			o->gap_us = v;
 			break;
+		case OPT_BURST:
+			err = parse_ulong(optarg, 65536, &v, "burst");
+			if (!err && !v) {
+				fprintf(stderr, "lhpkt: bad burst '0' (1..65536)\n");
+				err = -EINVAL;
+			}
+			o->burst = v;
+			break;
 		case OPT_RESV:
 			err = parse_ulong(optarg, 0x3f, &v, "BTH reserved bits");
 			s->roce.byte4 = (uint8_t)((s->roce.byte4 & ~0x3fu) | v);
@@ -584,7 +598,9 @@ static int cmd_send(int argc, char **argv)
 	struct lh_pktio *io;
 	struct build_opts o;
 	uint8_t buf[9216];
-	unsigned long i;
+	unsigned long i, burst;
+	struct timespec now;
+	uint64_t t0;
 	int err;
 
 	if (parse_build_opts(argc, argv, &o))
@@ -601,6 +617,9 @@ static int cmd_send(int argc, char **argv)
 		memcpy(o.spec.src_mac, lh_pktio_mac(io), 6);
 	if (!o.have_dmac)
 		memset(o.spec.dst_mac, 0xff, 6);
+	burst = o.burst ? o.burst : 1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t0 = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	for (i = 0; i < o.count; i++) {
 		struct lh_frame f;
 		ssize_t n = build_one(&o, i, buf, sizeof(buf));
@@ -620,8 +639,15 @@ static int cmd_send(int argc, char **argv)
 			lh_pktio_close(io);
 			return EXIT_IO;
 		}
-		if (o.gap_us)
-			usleep((useconds_t)o.gap_us);
+		/* paced from the start (a sleep per packet drifted by its own overhead) */
+		if (o.gap_us && (i + 1) % burst == 0) {
+			uint64_t due = t0 + (i + 1) * (uint64_t)o.gap_us * 1000;
+			struct timespec ts = { .tv_sec = (time_t)(due / 1000000000ull),
+					       .tv_nsec = (long)(due % 1000000000ull) };
+
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+		}
 	}
 	lh_pktio_close(io);
 	return 0;

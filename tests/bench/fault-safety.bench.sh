@@ -4,9 +4,9 @@
 # leave a transfer as it would be without them. two-dc at 2 ms, 1 % random
 # loss both ways, 8 QPs of 64 KB messages for 8 s, NICs of 6 retries
 # (lhperf -R 6), 8 s; each cell the median goodput of FAULT_BENCH_RUNS runs
-# (default 3), as a ratio to the same runs without the fault:
+# (default 5), as a ratio to the same runs without the fault:
 #  - a flood from the WAN side, 40000 RDMA WRITE packets from 10.9.0.1 (a
-#    source behind no peer gateway), each a new QPN, at one per 200 us over
+#    source behind no peer gateway), each a new QPN, 5000 a second (bursts of 10 every 2 ms) over
 #    the run: agents with --peer (goal >= 0.95) and without (what --peer
 #    changes); the same flood into a sink namespace (the sender's CPU,
 #    which shares the host), and the CPU of the flood alone carried through
@@ -24,7 +24,7 @@ O=${O:-$PWD/build}
 case "$O" in /*) ;; *) O=$PWD/$O ;; esac
 BIN=$O/bin
 P=${FAULT_BENCH_PREFIX:-lhf}
-RUNS=${FAULT_BENCH_RUNS:-3}
+RUNS=${FAULT_BENCH_RUNS:-5}
 TOPO=topologies/two-dc.sh
 PEERS=(--peer 10.1.0.0/24 --peer 10.2.0.0/24)
 XFER=(-q 8 -S 65536 -D 8 -R 6 --psn 1000)
@@ -51,13 +51,17 @@ xfer() {
 	out=$(ex src timeout 150 "$BIN/lhperf" --json --connect-timeout 10 "${XFER[@]}" 10.2.0.10 \
 		2>/dev/null) || true
 	wait "$srv" 2>/dev/null || true
+	# a run that did not end ok: what its NICs saw, on stderr (the bench log)
+	jq -e '.status == "ok"' <<<"${out:-{\}}" >/dev/null 2>&1 ||
+		jq -c '{status, error, goodput_gbps, timeouts, rewinds, qp_errors, retransmitted_packets,
+			rewind_events: .requester.rewind_events[-8:]}' <<<"${out:-{\}}" >&2 2>/dev/null || true
 	jq -c '{status, goodput: .goodput_gbps, timeouts, qp_errors}' <<<"${out:-{\}}" 2>/dev/null ||
 		echo '{"status":"error","goodput":0,"timeouts":0,"qp_errors":0}'
 }
 
 FLOOD=(--src 10.9.0.1 --dst 10.2.0.10 --smac 02:4c:48:00:02:02 --dmac 02:4c:48:00:04:02
 	--opcode RC_RDMA_WRITE_MIDDLE --payload 1024 --qpn 0x500000 --qpn-step 1 --psn 5000
-	--count 40000 --gap-us 200)
+	--count 40000 --gap-us 200 --burst 10)
 
 # flood: FLOOD into gwb's WAN side, through gwb (longhaul's programs, when
 # attached) on to dst
@@ -164,9 +168,11 @@ runs() {
 	done
 }
 
-# summary: {goodput: median, errors: runs not ok} of the runs' JSON lines
+# summary: {goodput: median, spread: (max - min) / median, errors: runs not
+# ok} of the runs' JSON lines
 summary() {
-	jq -s '{goodput: (map(.goodput) | sort | .[length / 2 | floor]),
+	jq -s '(map(.goodput) | sort) as $g | ($g[length / 2 | floor]) as $m |
+		{goodput: $m, spread: (if $m > 0 then (($g[-1] - $g[0]) / $m * 100 | round) / 100 else null end),
 		errors: (map(select(.status != "ok")) | length), runs: length}'
 }
 
@@ -174,7 +180,7 @@ summary() {
 row() {
 	local r=null
 	[ -z "$4" ] || r=$(ratio "$(jq .goodput <<<"$2")" "$(jq .goodput <<<"$4")")
-	add "$1" "goodput (median)" Gb/s "$(jq .goodput <<<"$2")" "$3" "$r" "$RUNS" null
+	add "$1" "goodput (median)" Gb/s "$(jq .goodput <<<"$2")" "$3" "$r" "$RUNS" "$(jq .spread <<<"$2")"
 	add "$1" "runs ended in a QP error" count "$(jq .errors <<<"$2")" "" null "$RUNS" null
 }
 
@@ -198,15 +204,24 @@ cell() {
 	printf -v "$1" '%s' "$(summary <"$TMP/$1.jsonl")"
 }
 
+# cells NAME:[FAULT]...: RUNS rounds of one run of each, so that a noisy
+# host's drift falls on all of them alike (one cell's runs after another's
+# put 0.88 and 0.81 on the same flood), the summaries in the variables NAME
+cells() {
+	local i c
+	for c in "$@"; do : >"$TMP/${c%%:*}.jsonl"; done
+	for i in $(seq "$RUNS"); do
+		for c in "$@"; do RUNS=1 runs "${c#*:}" >>"$TMP/${c%%:*}.jsonl"; done
+	done
+	for c in "$@"; do printf -v "${c%%:*}" '%s' "$(summary <"$TMP/${c%%:*}.jsonl")"; done
+}
+
 # the same runs with nothing of longhaul: what the flood's sender costs this
 # 2-core host by itself (lhpkt and the transfer share the CPUs)
-cell pb
-cell pf flood
+cells pb: pf:flood
 cpu_plain=$(flood_cpu)
 agents_up "${PEERS[@]}"
-cell base
-cell fl flood
-cell fs flood_sink
+cells base: fl:flood fs:flood_sink
 cpu_peer=$(flood_cpu)
 agents_down
 agents_up
@@ -241,7 +256,7 @@ row "both agents stopped and started, against the loads beside" "$rs" "no fault,
 printf '%s\n' "${rows[@]}" | jq -s '{
 	name: "fault-safety",
 	title: "Fault safety: a spoofed flood and agent restarts against the same runs without them",
-	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 3 runs a cell, ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, one per 200 us (goal >= 0.95). The flood sender shares the 2 cores: alone its packets cost about 1.3 CPU-seconds a run in a namespace of their own and 1.7 carried through gwb to dst, which a CPU-bound longhaul transfer feels and a plain one (bound by go-back-N) does not; so the flood is also compared with the same flood into a sink (a veth in a namespace of its own, nothing forwarded), and the CPU of the flood alone through gwb with and without longhaul gives what longhaul adds per flood packet. Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host (loads run at the default --load-nice 10), and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
+	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 5 runs a cell (spread: (max - min) / median), the runs without a fault, with the flood and with the flood into a sink taken in turns (a round of each, so that the drift of the host falls on all alike), ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, 5000 a second in bursts of 10 every 2 ms (lhpkt --burst 10: a wakeup per packet cost the flood sender 3.4 times the CPU on this host) (goal >= 0.95). The flood sender shares the 2 cores: carried through gwb to dst alone its packets cost about 0.3 CPU-seconds a run (1.6 before they were sent in bursts), which a CPU-bound longhaul transfer feels and a plain one (bound by go-back-N) does not; so the flood is also compared with the same flood into a sink (a veth in a namespace of its own, nothing forwarded), and the CPU of the flood alone through gwb with and without longhaul gives what longhaul adds per flood packet. Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host (loads run at the default --load-nice 10), and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

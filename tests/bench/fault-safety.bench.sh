@@ -197,14 +197,8 @@ ip -n "$P-ctl" link set c1 up
 "$TOPO" up --prefix "$P" -q --rtt 2ms --match roce --seed 16 --loss-a2b 'random 1%' \
 	--loss-b2a 'random 1%'
 
-# cell NAME [FAULT]: runs in this shell (a fault replaces agents, whose pids it
-# must keep), their summary in the variable NAME
-cell() {
-	runs "${2:-}" >"$TMP/$1.jsonl"
-	printf -v "$1" '%s' "$(summary <"$TMP/$1.jsonl")"
-}
-
-# cells NAME:[FAULT]...: RUNS rounds of one run of each, so that a noisy
+# cells NAME:[FAULT]...: in this shell (a fault replaces agents, whose pids it
+# must keep), RUNS rounds of one run of each, so that a noisy
 # host's drift falls on all of them alike (one cell's runs after another's
 # put 0.88 and 0.81 on the same flood), the summaries in the variables NAME
 cells() {
@@ -225,12 +219,12 @@ cells base: fl:flood fs:flood_sink
 cpu_peer=$(flood_cpu)
 agents_down
 agents_up
-cell fn flood
-cell ld two_loads
-cell tk takeover_both
-cell tu upgrade_both
-cell rk restart_keep_both
-cell rs restart_both
+cells fn:flood
+cells ld:two_loads
+cells tk:takeover_both
+cells tu:upgrade_both
+cells rk:restart_keep_both
+cells rs:restart_both
 agents_down
 echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, into a sink $fs, without --peer $fn; flood CPU $cpu_plain s plain, $cpu_peer s --peer; two loads $ld; takeover $tk; upgrade $tu; restart keeping $rk; restart $rs" >&2
 

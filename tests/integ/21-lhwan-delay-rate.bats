@@ -75,8 +75,7 @@ tolerance_ms() {
 	da=$(lh_calc "($(jq '.delay_us.min' <<<"$a2b") - $base) / 1000")
 	db=$(lh_calc "($(jq '.delay_us.min' <<<"$b2a") - $base) / 1000")
 	# lhwan is never early, and late by what it says (as in the RTT test)
-	la=$(lh_wan_stats | jq '.a2b.late_avg_ns / 1e6')
-	lb=$(lh_wan_stats | jq '.b2a.late_avg_ns / 1e6')
+	read -r la lb < <(lh_wan_stats | jq -r '"\(.a2b.late_avg_ns / 1e6) \(.b2a.late_avg_ns / 1e6)"')
 	echo "one-way over base ($base us): a2b $da ms, b2a $db ms; lhwan late $la / $lb ms" >&3
 	lh_near "$da" "$(lh_calc "3 + $la / 2")" "$(lh_calc "$(tolerance_ms 3) + $la / 2")" \
 		"a2b one-way delay (ms)"

@@ -28,6 +28,12 @@ RUNS=${FAULT_BENCH_RUNS:-5}
 TOPO=topologies/two-dc.sh
 PEERS=(--peer 10.1.0.0/24 --peer 10.2.0.0/24)
 XFER=(-q 8 -S 65536 -D 8 -R 6 --psn 1000)
+# the paced cells: the senders held to 0.5 Gb/s of frames (unpaced, longhaul's
+# runs take about 0.97 Gb/s and the whole of the 2 cores), so that what the
+# flood or a restart costs the host's CPU does not count as what it does to a
+# QP: a gateway has CPUs of its own, the endpoints and the flood's sender others
+PACED=(--rate 0.5)
+XFER_EXTRA=()
 
 # shellcheck source=tests/bench/lib.sh
 . tests/bench/lib.sh
@@ -48,7 +54,7 @@ agents_up() {
 xfer() {
 	ex dst timeout 120 "$BIN/lhperf" --server --json --listen-timeout 30 >/dev/null 2>&1 &
 	local srv=$! out
-	out=$(ex src timeout 150 "$BIN/lhperf" --json --connect-timeout 10 "${XFER[@]}" 10.2.0.10 \
+	out=$(ex src timeout 150 "$BIN/lhperf" --json --connect-timeout 10 "${XFER[@]}" "${XFER_EXTRA[@]}" 10.2.0.10 \
 		2>/dev/null) || true
 	wait "$srv" 2>/dev/null || true
 	# a run that did not end ok: what its NICs saw, on stderr (the bench log)
@@ -213,9 +219,15 @@ cells() {
 # the same runs with nothing of longhaul: what the flood's sender costs this
 # 2-core host by itself (lhpkt and the transfer share the CPUs)
 cells pb: pf:flood
+XFER_EXTRA=("${PACED[@]}")
+cells ppb:
+XFER_EXTRA=()
 cpu_plain=$(flood_cpu)
 agents_up "${PEERS[@]}"
 cells base: fl:flood fs:flood_sink
+XFER_EXTRA=("${PACED[@]}")
+cells pbase: pfl:flood
+XFER_EXTRA=()
 cpu_peer=$(flood_cpu)
 agents_down
 agents_up
@@ -225,14 +237,19 @@ cells tk:takeover_both
 cells tu:upgrade_both
 cells rk:restart_keep_both
 cells rs:restart_both
+XFER_EXTRA=("${PACED[@]}")
+cells pnb: prs:restart_both prk:restart_keep_both
+XFER_EXTRA=()
 agents_down
-echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, into a sink $fs, without --peer $fn; flood CPU $cpu_plain s plain, $cpu_peer s --peer; two loads $ld; takeover $tk; upgrade $tu; restart keeping $rk; restart $rs" >&2
+echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, into a sink $fs, without --peer $fn; flood CPU $cpu_plain s plain, $cpu_peer s --peer; two loads $ld; takeover $tk; upgrade $tu; restart keeping $rk; restart $rs; paced: plain $ppb, no fault $pbase, flood $pfl, no fault (no --peer) $pnb, restart $prs, restart keeping $prk" >&2
 
 row "no fault" "$base" "no fault" "$base"
 row "flood, --peer" "$fl" "no fault" "$base"
 row "flood, --peer, against the same flood into a sink" "$fl" "the same flood into a namespace of its own (its sender's CPU)" "$fs"
 row "the same flood into a namespace of its own (its sender's CPU)" "$fs" "no fault" "$base"
 row "flood, no --peer" "$fn" "no fault" "$base"
+row "paced 0.5 Gb/s, no fault" "$pbase" "paced 0.5 Gb/s, no fault" "$pbase"
+row "paced 0.5 Gb/s, flood, --peer" "$pfl" "paced 0.5 Gb/s, no fault" "$pbase"
 add "flood alone, through gwb without longhaul" "CPU (user + system, median of 3)" s "$cpu_plain" \
 	"flood alone, through gwb without longhaul" 1 3 null
 add "flood alone, through gwb with longhaul (--peer)" "CPU (user + system, median of 3)" s "$cpu_peer" \
@@ -246,11 +263,15 @@ row "both agents taken over by a new build, against the loads beside" "$tu" "no 
 row "both agents stopped keeping the data path (SIGUSR2, or --keep) and started again" "$rk" "no fault" "$base"
 row "both agents stopped and started (data path detached, reloaded)" "$rs" "no fault" "$base"
 row "both agents stopped and started, against the loads beside" "$rs" "no fault, two agent loads beside (CPU)" "$ld"
+row "paced 0.5 Gb/s, without longhaul" "$ppb" "paced 0.5 Gb/s, no fault" "$pbase"
+row "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb" "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb"
+row "paced 0.5 Gb/s, both agents stopped and started (data path detached, reloaded)" "$prs" "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb"
+row "paced 0.5 Gb/s, both agents stopped keeping the data path and started again" "$prk" "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb"
 
 printf '%s\n' "${rows[@]}" | jq -s '{
 	name: "fault-safety",
 	title: "Fault safety: a spoofed flood and agent restarts against the same runs without them",
-	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 5 runs a cell (spread: (max - min) / median), the runs without a fault, with the flood and with the flood into a sink taken in turns (a round of each, so that the drift of the host falls on all alike), ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, 5000 a second in bursts of 10 every 2 ms (lhpkt --burst 10: a wakeup per packet cost the flood sender 3.4 times the CPU on this host) (goal >= 0.95). The flood sender shares the 2 cores: carried through gwb to dst alone its packets cost about 0.3 CPU-seconds a run (1.6 before they were sent in bursts), which a CPU-bound longhaul transfer feels and a plain one (bound by go-back-N) does not; so the flood is also compared with the same flood into a sink (a veth in a namespace of its own, nothing forwarded), and the CPU of the flood alone through gwb with and without longhaul gives what longhaul adds per flood packet. Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host (loads run at the default --load-nice 10), and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
+	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 5 runs a cell (spread: (max - min) / median), the runs without a fault, with the flood and with the flood into a sink taken in turns (a round of each, so that the drift of the host falls on all alike), ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, 5000 a second in bursts of 10 every 2 ms (lhpkt --burst 10: a wakeup per packet cost the flood sender 3.4 times the CPU on this host) (goal >= 0.95). The flood sender shares the 2 cores: carried through gwb to dst alone its packets cost about 0.3 CPU-seconds a run (1.6 before they were sent in bursts), which a CPU-bound longhaul transfer feels and a plain one (bound by go-back-N) does not; so the flood is also compared with the same flood into a sink (a veth in a namespace of its own, nothing forwarded), and the CPU of the flood alone through gwb with and without longhaul gives what longhaul adds per flood packet. Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host (loads run at the default --load-nice 10), and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. Paced rows: the same runs with the senders held to 0.5 Gb/s of frames (lhperf --rate 0.5), a transfer bound by its rate and not by the CPU of this 2-core host, which the endpoints, the WAN emulator, both gateways and the flood sender share; the CPU the flood or a load takes then falls beside the transfer, as on gateways with CPUs of their own, and what is left is what the fault does to the QPs. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

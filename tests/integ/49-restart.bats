@@ -158,8 +158,12 @@ with_fault() {
 		grep -i "retry\|error" "$BATS_TEST_TMPDIR/client.err" | tail -20
 		[ ! -s "$BATS_TEST_TMPDIR/at_kill.json" ] ||
 			echo "gwa from 0.2 s after the kill on: $(lr2_delta "$(cat "$BATS_TEST_TMPDIR/at_kill.json")" "$(lr2_stats gwa)")"
-		lh_exec gwa "$LH_BIN/longhaul" -j --instance "$LH_PREFIX-gwa" qps 2>/dev/null |
-			jq -c '.[] | del(.ring)' | head -c 8000
+		local g
+		for g in gwa gwb; do
+			echo "$g QPs:"
+			lh_exec "$g" "$LH_BIN/longhaul" -j --instance "$LH_PREFIX-$g" qps 2>/dev/null |
+				jq -c '.[] | del(.ring)' | head -c 8000
+		done
 		return 1
 	}
 }

@@ -121,7 +121,9 @@
 	X(SENTRY_DNACK_RESENT, sentry_dnack_resent, "Sentry: ... that copy sent back toward the Depot by lh_wan_in (TC), the NACK dropped") \
 	X(DEPOT_NIC_BACK, depot_nic_back, "Depot: the receiving NIC NAKed a PSN before what the Depot delivered, with no backup from there (a go-back-0 NIC dropped its partial message): the Depot follows it back") \
 	X(DEPOT_BACK_UNHELD, depot_back_unheld, "Depot: ... and dropped a packet it held past that PSN (the sender resends from there)") \
-	X(DEPOT_BACK_DROP, depot_back_drop, "Depot: ... and until it is where it was, dropped what came past its ring (the NIC would drop it too, the sender resends it)")
+	X(DEPOT_BACK_DROP, depot_back_drop, "Depot: ... and until it is where it was, dropped what came past its ring (the NIC would drop it too, the sender resends it)") \
+	X(PAIR_REPORT, pair_report, "Sentry: an unpaired QP paired from its Depot's report, which names both QPNs (a Sentry that started afresh while its Depot kept its pairing)") \
+	X(PAIR_REPORT_CLASH, pair_report_clash, "Sentry: a report would pair an unpaired QP with a requester QPN another QP is paired with already: not paired")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

@@ -1052,6 +1052,57 @@ static __always_inline __u32 sentry_report_refused(struct xdp_md *ctx, const str
 }
 
 /*
+ * An unpaired QP (a Sentry that started afresh, learning its QPs mid-flight,
+ * while its Depot kept their pairing; or QPs whose PSN ranges overlap, which
+ * no ACK tells apart) paired from a report of its Depot: it names the data
+ * QPN and the requester's, which is what an ACK's PSN only suggests. Taken only
+ * while no other QP is paired with that requester QPN (lh_ack, BPF_NOEXIST).
+ * Until paired, each Depot-NACK goes on to the NIC as it is, a NAK that a
+ * NIC counts against its retry budget (rxe: every NAK sequence error).
+ */
+__noinline int sentry_report_pair(const struct lh_parsed *p, const struct lh_qp_key *key, __u32 peer)
+{
+	struct lh_ack_key ack;
+
+	if (!p || !key)
+		return -1;
+	/* the ACK direction: from the responder (the report's source) to the requester */
+	__builtin_memcpy(ack.saddr, p->saddr, 16);
+	__builtin_memcpy(ack.daddr, p->daddr, 16);
+	ack.dqpn = peer;
+	if (bpf_map_update_elem(&lh_ack, &ack, key, BPF_NOEXIST))
+		return -1;
+	if (bpf_map_update_elem(&lh_pair, key, &peer, BPF_ANY)) {
+		bpf_map_delete_elem(&lh_ack, &ack);
+		return -2;
+	}
+	return 0;
+}
+
+static __always_inline void sentry_pair_from_report(struct lh_qp *qp, const struct lh_qp_key *key,
+						    const struct lh_parsed *p, __u32 peer,
+						    struct lh_stats *st)
+{
+	int err;
+
+	/* paired already, or by the agent (lh_pair) and not yet copied in */
+	if (!peer || lh_qp_paired(qp, key))
+		return;
+	err = sentry_report_pair(p, key, peer);
+	if (err) {
+		if (err == -1)
+			lh_count(st, LH_STAT_PAIR_REPORT_CLASH);
+		return;
+	}
+	bpf_spin_lock(&qp->lock);
+	qp->peer_qpn = peer;
+	/* the list's next pass drops it (paired) */
+	qp->flags = (qp->flags | LH_QPF_PAIRED) & ~LH_QPF_LISTED;
+	bpf_spin_unlock(&qp->lock);
+	lh_count(st, LH_STAT_PAIR_REPORT);
+}
+
+/*
  * A Depot report: the exact missing set. Rebuilds the bitmap from it (word
  * operations, no per-PSN loop) and returns XDP_PASS when the NIC has sent
  * some of the missing PSNs already, so that the TC program on the WAN
@@ -1122,6 +1173,8 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 	      (qp->s_missing[3] & lh_bits_below(sent_off, 3));
 	bpf_spin_unlock(&qp->lock);
 	lh_count(st, LH_STAT_SENTRY_REPORT);
+	/* a report inside what was sent: its QPNs pair the QP if nothing did */
+	sentry_pair_from_report(qp, &key, p, bpf_ntohl(r.peer_qpn) & ROCE_QPN_MASK, st);
 	if (due)
 		return XDP_PASS;
 	lh_count(st, LH_STAT_DROP);

@@ -2416,6 +2416,73 @@ static void pairing_wide_linked(void)
 	forget(&fl, 0x700, LH_QPF_DEPOT);
 }
 
+/*
+ * A Sentry that started afresh learns its QPs mid-flight (wide) and, when
+ * their PSN ranges overlap (equal start PSNs, senders in step), no ACK pairs
+ * them; its Depot kept their pairing, and its reports name both QPNs: the
+ * first report inside what was sent pairs the QP. A report naming a
+ * requester QPN another QP is paired with pairs nothing.
+ */
+static void sentry_report_pairs(void)
+{
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct lh_qp_key k;
+	struct lh_qp qp, qp2;
+	struct run r;
+	size_t len;
+	int64_t c0, c1;
+	uint32_t b = 41000, p;
+	bool ok;
+
+	fl.a.v4.s_addr = htonl(0x0a000a51);
+	for (p = b; p < b + 4; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+	}
+	ok = dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_PAIRED);
+	c0 = ctr("pair_report");
+	len = dp_report_frame(&fl, b + 1, 2, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(ok && dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_PAIRED) && qp.peer_qpn == DP_QP_S &&
+		       !(qp.flags & LH_QPF_LISTED) && ctr("pair_report") == c0 + 1,
+	       "report pairing: an unpaired QP is paired by its Depot's report (data and requester QPNs)");
+	c0 = ctr("ack_unpaired");
+	len = dp_ack_frame(&fl, b + 1, 0x1f, 0, 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(ctr("ack_unpaired") == c0 && dp_qp_get(h, &fl, &qp) && qp.s_acked == b + 2,
+	       "report pairing: the receiver's ACK then finds the QP (s_acked moves)");
+
+	dp_data_qpn = DP_QP_R + 1;
+	for (p = b; p < b + 4; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+	}
+	c0 = ctr("pair_report_clash");
+	c1 = ctr("pair_report");
+	len = dp_report_frame(&fl, b + 1, 2, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_data_qpn = 0;
+	dp_qp_key(&fl, &k);
+	k.dqpn = DP_QP_R + 1;
+	tap_ok(!bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_qp"), &k, &qp2) &&
+		       !(qp2.flags & LH_QPF_PAIRED) && ctr("pair_report_clash") == c0 + 1 &&
+		       ctr("pair_report") == c1 && dp_qp_get(h, &fl, &qp) && qp.peer_qpn == DP_QP_S,
+	       "report pairing: a report naming a requester QPN another QP has: no pairing, counted");
+
+	/* a report past what the NIC sent pairs nothing either (refused before) */
+	fl.a.v4.s_addr = htonl(0x0a000a52);
+	for (p = b; p < b + 2; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_dc_xdp", in, len, &r);
+	}
+	c0 = ctr("pair_report");
+	len = dp_report_frame(&fl, b + 100, 2, 0, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_PAIRED) && ctr("pair_report") == c0,
+	       "report pairing: a report naming PSNs never sent is refused and pairs nothing");
+}
+
 int main(void)
 {
 	if (getuid()) {
@@ -2442,6 +2509,7 @@ int main(void)
 	depot_basic(&f6, 0xfffffd, "Depot IPv6 across the PSN wrap");
 	wan_interface(); /* while rings are free: later tests take them all */
 	depot_wide_unpaired();
+	sentry_report_pairs();
 	report_mac(&f4, "IPv4");
 	report_mac(&f6, "IPv6");
 	qp_limits();

@@ -823,6 +823,9 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 	struct lh_ring ring;
 	uint32_t i;
 
+	/* first out of the table: a packet from now on learns it anew, with a ring of its own */
+	if (!bpf_map_delete_elem(ag->qp_fd, k))
+		put_qp_counts(ag, k, qp);
 	if (qp->ring != LH_NO_SLOT && !bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring)) {
 		for (i = 0; i < LH_RING_SIZE; i++) {
 			if (LH_TAG_STATE(ring.ent[i].tag) != LH_SLOT_FREE)
@@ -840,10 +843,35 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 	if (!bpf_map_lookup_elem(ag->ack_fd, &ack, &dk) && !memcmp(&dk, k, sizeof(dk)))
 		bpf_map_delete_elem(ag->ack_fd, &ack);
 	bpf_map_delete_elem(ag->pair_fd, k);
-	if (!bpf_map_delete_elem(ag->qp_fd, k))
-		put_qp_counts(ag, k, qp);
 	/* its pair of hosts' list, if it is there, loses it on the next prune */
 	ag->st.qps_forgotten++;
+}
+
+/*
+ * Every QP of an adopted data path that went stale (lhd_datapath.stale): the
+ * keys first, then each forgotten; those learned anew meanwhile stay.
+ */
+static void forget_all(struct agent *ag)
+{
+	struct lh_qp_key *keys = calloc(ag->cfg->max_qps, sizeof(*keys));
+	struct lh_qp qp;
+	uint32_t n = 0, i, done = 0;
+
+	if (!keys) {
+		pr_warn("no memory to forget the stale data path's QPs\n");
+		return;
+	}
+	while (n < ag->cfg->max_qps &&
+	       !bpf_map_get_next_key(ag->qp_fd, n ? &keys[n - 1] : NULL, &keys[n]))
+		n++;
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(ag->qp_fd, &keys[i], &qp))
+			continue;
+		forget_qp(ag, &keys[i], &qp);
+		done++;
+	}
+	free(keys);
+	pr_info("forgot %u QPs of the stale data path\n", done);
 }
 
 /*
@@ -1416,6 +1444,8 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		if (!ag.gwq || !ag.gw_marks || ag.pace_fd < 0)
 			goto out;
 	}
+	if (dp->stale)
+		forget_all(&ag);
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
 	ag.report_seq = (uint32_t)(lhd_ktime_ns() >> 10) | 1;
 	if (open_wan_io(&ag) || open_dc_io(&ag)) {

@@ -693,7 +693,7 @@ int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config 
 	uint64_t until = lhd_ktime_ns() + 4000ull * cfg->wan_rtt_us + 100000000ull;
 	int fd = lhd_map_fd(dp, "lh_pair_guard");
 
-	if (fd < 0 || dp->adopted)
+	if (fd < 0 || (dp->adopted && !dp->stale))
 		return 0;
 	/* what the programs wrote meanwhile stays */
 	if (bpf_map_lookup_elem(fd, &zero, &g))
@@ -707,13 +707,42 @@ int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config 
 	return 0;
 }
 
+/*
+ * Whether a kept data path, about to be adopted, has let packets pass for
+ * want of an agent (past its agentless_ms, or within 10 ms of it: the
+ * config written next ends that, and a start preempted between the two
+ * system calls must not hide it). lhd_datapath_probe_kept() looked before
+ * this agent loaded; a start on a busy host (about 130 ms here) can outlast
+ * the 100 ms a kept data path works alone.
+ */
+static bool kept_passed(struct lhd_datapath *dp)
+{
+	int fd = lhd_map_fd(dp, "lh_config");
+	struct lh_config c;
+	uint32_t zero = 0;
+	int64_t alone_ns;
+
+	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &c) || !(c.flags & LH_CFG_AGENTLESS))
+		return false;
+	alone_ns = (int64_t)(lhd_ktime_ns() - c.agentless_since_ns);
+	if (alone_ns + 10000000ll <= (int64_t)c.agentless_ms * 1000000)
+		return false;
+	pr_warn("the kept data path has been without an agent for %lld ms (it works alone for %u "
+		"ms, then lets every packet pass): its QPs are forgotten and learned anew\n",
+		(long long)(alone_ns / 1000000), c.agentless_ms);
+	return true;
+}
+
 static int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	int fd, i;
 
 	/* adopted: the stopped agent marked the data path agentless after this one loaded */
-	if (dp->adopted && write_lr2_config(dp, cfg))
-		return EXIT_KERNEL;
+	if (dp->adopted) {
+		dp->stale = kept_passed(dp);
+		if (write_lr2_config(dp, cfg))
+			return EXIT_KERNEL;
+	}
 	if (lhd_datapath_relearn(dp, cfg))
 		return EXIT_KERNEL;
 

@@ -76,6 +76,14 @@ struct lhd_datapath {
 	 * its links given this agent's programs (bpf_link_update)
 	 */
 	bool adopted;
+	/*
+	 * ... but it let packets pass while no agent had it (past agentless_ms,
+	 * during this agent's start): its QPs no longer know where their NICs
+	 * are (a Depot held what its receiver had ACKed, waiting on a PSN that
+	 * never came: a QP error). The agent forgets them; they are learned
+	 * anew, mid-flight (wide).
+	 */
+	bool stale;
 	/* the pinned maps are this agent's to remove at a stop: made by it, or adopted and attached */
 	bool owner;
 };

@@ -96,7 +96,7 @@ size_t dp_report_frame_held(const struct dp_flow *fl, uint32_t epsn, uint32_t n,
 			    const uint8_t held[LH_REPORT_BITS / 8], uint8_t *buf)
 {
 	struct lh_report_info ri = {
-		.dqpn = DP_QP_R, .peer_qpn = DP_QP_S, .epsn = epsn, .nbits = n,
+		.dqpn = dp_data_qpn ? dp_data_qpn : DP_QP_R, .peer_qpn = DP_QP_S, .epsn = epsn, .nbits = n,
 		.seq = dp_report_seq, .flags = dp_report_flags, .key = dp_report_key,
 	};
 	struct lh_pkt_spec s;

@@ -57,7 +57,7 @@ extern uint16_t dp_data_sport, dp_ack_sport;
 size_t dp_ack_frame(const struct dp_flow *fl, uint32_t psn, uint8_t syndrome, uint8_t byte4,
 		    uint32_t msn, uint8_t *buf);
 
-/* A Depot report from responder b to requester a: [epsn, epsn + n), held bits */
+/* A Depot report from responder b to requester a: [epsn, epsn + n), held bits (data QPN dp_data_qpn) */
 /* seq of the reports dp_report_frame* build (0: unordered, the default) */
 extern uint32_t dp_report_seq;
 /* flags of those reports (LH_REPORT_F_*, default 0) */

@@ -123,7 +123,8 @@
 	X(DEPOT_BACK_UNHELD, depot_back_unheld, "Depot: ... and dropped a packet it held past that PSN (the sender resends from there)") \
 	X(DEPOT_BACK_DROP, depot_back_drop, "Depot: ... and until it is where it was, dropped what came past its ring (the NIC would drop it too, the sender resends it)") \
 	X(PAIR_REPORT, pair_report, "Sentry: an unpaired QP paired from its Depot's report, which names both QPNs (a Sentry that started afresh while its Depot kept its pairing)") \
-	X(PAIR_REPORT_CLASH, pair_report_clash, "Sentry: a report would pair an unpaired QP with a requester QPN another QP is paired with already: not paired")
+	X(PAIR_REPORT_CLASH, pair_report_clash, "Sentry: a report would pair an unpaired QP with a requester QPN another QP is paired with already: not paired") \
+	X(DEPOT_LOST_TRACK, depot_lost_track, "Depot: the receiving NIC ACKed past what the Depot delivered, not after going back (PSNs reached it past the Depot): the QP passes, forgotten, learned anew (wide)")
 
 enum lh_stat {
 #define LH_STAT_ENUM(name, field, desc) LH_STAT_##name,

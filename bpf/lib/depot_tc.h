@@ -376,14 +376,31 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 
 	if ((p->syndrome & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		__u32 upto = psn_add(psn, 1); /* an ACK covers its own PSN */
-		bool ahead;
+		bool ahead, lost = false;
 
 		__u64 now = bpf_ktime_get_ns();
 
 		bpf_spin_lock(&qp->lock);
 		qp->msn = p->msn;
 		ahead = psn_diff(upto, qp->d_deliv) > 0;
-		/* the NIC has more than the Depot gave it: not behind any more */
+		/*
+		 * The NIC has more than the Depot gave it. After the Depot
+		 * followed a NIC that went back (LH_QPF_D_BACK), that NIC had
+		 * them after all: not behind any more. Otherwise PSNs reached
+		 * the NIC past the Depot's accounting (a kept data path that
+		 * let packets pass while no agent had it), or the ACK is
+		 * forged: either way the Depot's ePSN is not the NIC's, and it
+		 * would hold what comes next, NACK what the receiver has (the
+		 * Sentry refuses that as stale), and the QP would wait for
+		 * good (paced agent restarts: QP errors with NICs of 6
+		 * retries). Not for a QP learned mid-flight whose ePSN is a
+		 * guess (LH_QPF_D_UNSURE). It passes from here (stale) and the
+		 * agent forgets it; learned anew, it is wide and unsure.
+		 */
+		if (ahead && !(qp->flags & (LH_QPF_D_BACK | LH_QPF_D_UNSURE))) {
+			qp->flags |= LH_QPF_STALE;
+			lost = true;
+		}
 		if (ahead)
 			qp->flags &= ~LH_QPF_D_BACK;
 		if (psn_diff(upto, qp->d_acked) > 0 && !ahead) {
@@ -403,6 +420,11 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 		lh_count(st, LH_STAT_DEPOT_ACK);
 		if (ahead)
 			lh_count(st, LH_STAT_DEPOT_ACK_AHEAD);
+		if (lost) {
+			lh_count(st, LH_STAT_DEPOT_LOST_TRACK);
+			lh_wide_window(now);
+			lh_event(LH_EV_QP_STALE, &dkey, upto, 0);
+		}
 		depot_free_acked(qp, ring, from, n, st);
 		return TC_ACT_OK;
 	}

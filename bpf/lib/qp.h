@@ -110,6 +110,15 @@ static __always_inline void lh_pair_block(__u64 now)
 		WRITE_ONCE(g->wide_until_ns, now + LH_PAIR_GUARD_NS);
 }
 
+/* QPs learned from now on for LH_PAIR_GUARD_NS may have sent before (wide) */
+static __always_inline void lh_wide_window(__u64 now)
+{
+	struct lh_pair_guard *g = lh_pair_guard_get();
+
+	if (g && READ_ONCE(g->wide_until_ns) < now + LH_PAIR_GUARD_NS)
+		WRITE_ONCE(g->wide_until_ns, now + LH_PAIR_GUARD_NS);
+}
+
 /* i as an index into a list, bounded where 6.1's verifier sees it (clang drops a plain mask) */
 static __always_inline __u32 lh_hp_idx(__u32 i)
 {

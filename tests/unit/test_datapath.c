@@ -158,6 +158,10 @@ static void qp_touch(struct lh_harness *hh, const struct dp_flow *fl)
 	}
 }
 
+static void set_guard(uint64_t wide_until, uint64_t block_until);
+static uint64_t guard_wide_until(void);
+static uint64_t mono_ns(void);
+
 static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *name)
 {
 	uint8_t in[9216];
@@ -166,7 +170,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	size_t len;
 	int n, i;
 	bool ok;
-	int64_t c0, c1;
+	int64_t c0, c1, c2;
 
 	len = dp_data_frame(fl, base, in);
 	c0 = ctr("depot_new_qp");
@@ -271,6 +275,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 
 	c0 = ctr("depot_backup_freed");
 	c1 = ctr("depot_ack_ahead");
+	c2 = ctr("depot_lost_track");
 	len = dp_ack_frame(fl, base + 9, 0x1f, 0, 3, in);
 	tc("lh_dc_in", in, len, &r);
 	tap_ok(r.verdict == TC_NEXT && ctr("depot_ack_ahead") == c1 + 1 &&
@@ -279,6 +284,16 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	       "%s: ACK of PSN %u, past what the Depot delivered: passed, counted, the ACK point "
 	       "stays",
 	       name, (base + 9) & ROCE_PSN_MASK);
+	tap_ok(ctr("depot_lost_track") == c2 + 1 && (qp.flags & LH_QPF_STALE),
+	       "%s: ... the NIC has PSNs that went past the Depot: the QP passes from here (stale) "
+	       "until the agent forgets it",
+	       name);
+	/* the agent would forget it; put back as it was, the QP goes on below */
+	qp.flags &= ~LH_QPF_STALE;
+	dp_qp_put(h, fl, &qp);
+	tap_ok(guard_wide_until() > mono_ns(),
+	       "%s: ... and QPs learned for a while are wide (it, learned anew, among them)", name);
+	set_guard(0, 0);
 
 	len = dp_ack_frame(fl, base + 4, 0x60, 0, 3, in);
 	c0 = ctr("depot_nak_forwarded");
@@ -728,6 +743,15 @@ static void set_guard(uint64_t wide_until, uint64_t block_until)
 	uint32_t zero = 0;
 
 	bpf_map_update_elem(lh_harness_map_fd(h, "lh_pair_guard"), &zero, &g, BPF_ANY);
+}
+
+static uint64_t guard_wide_until(void)
+{
+	struct lh_pair_guard g = { 0 };
+	uint32_t zero = 0;
+
+	bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_pair_guard"), &zero, &g);
+	return g.wide_until_ns;
 }
 
 static uint64_t mono_ns(void)

@@ -11,7 +11,9 @@
 #include <linux/if_link.h>
 #include <linux/pkt_cls.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -27,6 +29,7 @@
 #include "dc_xdp.skel.h"
 #include "gateway.skel.h"
 #include "lh_credit.h"
+#include "lh_stats.h"
 #include "lh_maps.h"
 #include "lh_siphash.h"
 #include "log.h"
@@ -707,21 +710,42 @@ int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config 
 	return 0;
 }
 
+/* agentless_pass of a data path, summed over the CPUs (UINT64_MAX: unreadable) */
+static uint64_t agentless_passed(struct lhd_datapath *dp)
+{
+	int fd = lhd_map_fd(dp, "lh_stats"), n = libbpf_num_possible_cpus(), i;
+	struct lh_stats *per;
+	uint64_t sum = 0;
+	uint32_t zero = 0;
+
+	if (fd < 0 || n <= 0 || !(per = calloc((size_t)n, sizeof(*per))))
+		return UINT64_MAX;
+	if (bpf_map_lookup_elem(fd, &zero, per))
+		sum = UINT64_MAX;
+	for (i = 0; i < n && sum != UINT64_MAX; i++)
+		sum += per[i].agentless_pass;
+	free(per);
+	return sum;
+}
+
 /*
  * Whether a kept data path, about to be adopted, has let packets pass for
- * want of an agent (past its agentless_ms, or within 10 ms of it: the
- * config written next ends that, and a start preempted between the two
- * system calls must not hide it). lhd_datapath_probe_kept() looked before
- * this agent loaded; a start on a busy host (about 130 ms here) can outlast
- * the 100 ms a kept data path works alone.
+ * want of an agent: lhd_datapath_probe_kept() looked before this agent
+ * loaded, and a start on a busy host (110-170 ms here under a transfer) can
+ * outlast the 100 ms a kept data path works alone. Before the config that
+ * ends its time alone is written: alone for its agentless_ms less 10 ms
+ * or more (it may have begun to pass). Then *before holds agentless_pass,
+ * and after the write a count that moved says it passed in between (a start
+ * preempted between the two system calls).
  */
-static bool kept_passed(struct lhd_datapath *dp)
+static bool kept_passed(struct lhd_datapath *dp, uint64_t *before)
 {
 	int fd = lhd_map_fd(dp, "lh_config");
 	struct lh_config c;
 	uint32_t zero = 0;
 	int64_t alone_ns;
 
+	*before = agentless_passed(dp);
 	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &c) || !(c.flags & LH_CFG_AGENTLESS))
 		return false;
 	alone_ns = (int64_t)(lhd_ktime_ns() - c.agentless_since_ns);
@@ -733,15 +757,34 @@ static bool kept_passed(struct lhd_datapath *dp)
 	return true;
 }
 
+static bool kept_passed_since(struct lhd_datapath *dp, uint64_t before)
+{
+	uint64_t now;
+
+	usleep(1000); /* a program that read the old config counts meanwhile */
+	now = agentless_passed(dp);
+	if (now == before)
+		return false;
+	pr_warn("the kept data path let %llu packets pass while this agent took it over: its QPs "
+		"are forgotten and learned anew\n",
+		now == UINT64_MAX || before == UINT64_MAX ? 0ull :
+							   (unsigned long long)(now - before));
+	return true;
+}
+
 static int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	int fd, i;
 
 	/* adopted: the stopped agent marked the data path agentless after this one loaded */
 	if (dp->adopted) {
-		dp->stale = kept_passed(dp);
+		uint64_t passed;
+
+		dp->stale = kept_passed(dp, &passed);
 		if (write_lr2_config(dp, cfg))
 			return EXIT_KERNEL;
+		if (!dp->stale)
+			dp->stale = kept_passed_since(dp, passed);
 	}
 	if (lhd_datapath_relearn(dp, cfg))
 		return EXIT_KERNEL;

@@ -1063,16 +1063,19 @@ static __always_inline __u32 sentry_report_refused(struct xdp_md *ctx, const str
 __noinline int sentry_report_pair(const struct lh_parsed *p, const struct lh_qp_key *key, __u32 peer)
 {
 	struct lh_ack_key ack;
+	struct lh_qp_key k;
 
 	if (!p || !key)
 		return -1;
+	/* on the stack: 6.1's helpers take no argument memory as a map key or value */
+	k = *key;
 	/* the ACK direction: from the responder (the report's source) to the requester */
 	__builtin_memcpy(ack.saddr, p->saddr, 16);
 	__builtin_memcpy(ack.daddr, p->daddr, 16);
 	ack.dqpn = peer;
-	if (bpf_map_update_elem(&lh_ack, &ack, key, BPF_NOEXIST))
+	if (bpf_map_update_elem(&lh_ack, &ack, &k, BPF_NOEXIST))
 		return -1;
-	if (bpf_map_update_elem(&lh_pair, key, &peer, BPF_ANY)) {
+	if (bpf_map_update_elem(&lh_pair, &k, &peer, BPF_ANY)) {
 		bpf_map_delete_elem(&lh_ack, &ack);
 		return -2;
 	}

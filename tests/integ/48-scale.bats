@@ -50,9 +50,11 @@ scale_pair() {
 	echo "with longhaul:    $(jq -c '{goodput_gbps, timeouts, retransmitted_packets}' <<<"$LR2_C")"
 }
 
-# all_paired N: both gateways paired N QPs in BPF, none could not be listed
+# all_paired N: both gateways paired N QPs in BPF, none could not be listed; a
+# Sentry pairs from an ACK, or from its Depot's report (which names both QPNs),
+# whichever comes first
 all_paired() {
-	[ "$(lr2_ctr a paired)" -eq "$1" ]
+	[ "$(($(lr2_ctr a paired) + $(lr2_ctr a pair_report)))" -eq "$1" ]
 	[ "$(lr2_ctr b paired)" -eq "$1" ]
 	[ "$(lr2_ctr a pair_unlisted)" -eq 0 ]
 	[ "$(lr2_ctr b pair_unlisted)" -eq 0 ]

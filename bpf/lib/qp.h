@@ -99,17 +99,6 @@ static __always_inline struct lh_pair_guard *lh_pair_guard_get(void)
  * could be taken for another QP's, so nothing pairs for LH_PAIR_GUARD_NS, and
  * QPs learned meanwhile may have sent before they were learned (wide).
  */
-static __always_inline void lh_pair_block(__u64 now)
-{
-	struct lh_pair_guard *g = lh_pair_guard_get();
-
-	if (!g)
-		return;
-	WRITE_ONCE(g->block_until_ns, now + LH_PAIR_GUARD_NS);
-	if (READ_ONCE(g->wide_until_ns) < now + LH_PAIR_GUARD_NS)
-		WRITE_ONCE(g->wide_until_ns, now + LH_PAIR_GUARD_NS);
-}
-
 /* QPs learned from now on for LH_PAIR_GUARD_NS may have sent before (wide) */
 static __always_inline void lh_wide_window(__u64 now)
 {
@@ -117,6 +106,16 @@ static __always_inline void lh_wide_window(__u64 now)
 
 	if (g && READ_ONCE(g->wide_until_ns) < now + LH_PAIR_GUARD_NS)
 		WRITE_ONCE(g->wide_until_ns, now + LH_PAIR_GUARD_NS);
+}
+
+static __always_inline void lh_pair_block(__u64 now)
+{
+	struct lh_pair_guard *g = lh_pair_guard_get();
+
+	if (!g)
+		return;
+	WRITE_ONCE(g->block_until_ns, now + LH_PAIR_GUARD_NS);
+	lh_wide_window(now);
 }
 
 /* i as an index into a list, bounded where 6.1's verifier sees it (clang drops a plain mask) */

@@ -118,6 +118,11 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
  * also drops its partial message again), and the sender resends it all
  */
 #define LH_QPF_D_BACK 0x80000
+/*
+ * Depot: the receiving NIC went back (to d_back_psn) while a release run was
+ * being emitted: the Depot follows it when the run ends
+ */
+#define LH_QPF_D_BACK_DUE 0x100000
 /* Sentry: any of these makes it filter or hold back; the watchdog clears them */
 #define LH_QPF_SENTRY_BUSY \
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \
@@ -246,6 +251,8 @@ struct lh_qp {
 	__u32 s_echo_psn;
 	/* Depot: with LH_QPF_D_BACK, d_high when the NIC went back */
 	__u32 d_back_end;
+	/* Depot: with LH_QPF_D_BACK_DUE, the PSN the NIC went back to */
+	__u32 d_back_psn;
 	/*
 	 * Sentry: how long a packet's copy stays, from its PSN going toward the
 	 * WAN to the first ACK that covers it, queueing and recovery included:

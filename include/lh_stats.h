@@ -120,6 +120,7 @@
 	X(SENTRY_DNACK_RESEND, sentry_dnack_resend, "Sentry: Depot-NACK handed to lh_wan_in (XDP metadata) to answer at once with its copy of the first missing PSN") \
 	X(SENTRY_DNACK_RESENT, sentry_dnack_resent, "Sentry: ... that copy sent back toward the Depot by lh_wan_in (TC), the NACK dropped") \
 	X(DEPOT_NIC_BACK, depot_nic_back, "Depot: the receiving NIC NAKed a PSN before what the Depot delivered, with no backup from there (a go-back-0 NIC dropped its partial message): the Depot follows it back") \
+	X(DEPOT_NIC_BACK_DUE, depot_nic_back_due, "Depot: ... during a release run: followed when the run ends (a run's slots are not freed under it)") \
 	X(DEPOT_BACK_UNHELD, depot_back_unheld, "Depot: ... and dropped a packet it held past that PSN (the sender resends from there)") \
 	X(DEPOT_BACK_DROP, depot_back_drop, "Depot: ... and until it is where it was, dropped what came past its ring (the NIC would drop it too, the sender resends it)") \
 	X(PAIR_REPORT, pair_report, "Sentry: an unpaired QP paired from its Depot's report, which names both QPNs (a Sentry that started afresh while its Depot kept its pairing)") \

@@ -139,10 +139,10 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	d = psn_diff(psn, qp->d_deliv);
 	if (d < 0) {
 		act = DEPOT_DUP_DELIVERED;
-	} else if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE &&
-		   (LH_TAG_PSN(e->tag) == psn || d > 0 || (qp->flags & LH_QPF_RELEASING))) {
+	} else if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE && (LH_TAG_PSN(e->tag) == psn || d > 0)) {
 		act = LH_TAG_PSN(e->tag) == psn ? DEPOT_DUP_HELD : DEPOT_RING_BUSY;
-	} else if (d == 0 && !(qp->flags & LH_QPF_RELEASING)) {
+	} else if (d == 0 &&
+		   (!(qp->flags & LH_QPF_RELEASING) || LH_TAG_STATE(e->tag) != LH_SLOT_FREE)) {
 		/*
 		 * In order, and its position may still hold the backup of the
 		 * PSN a ring before, which the receiving NIC has not ACKed: a
@@ -151,6 +151,13 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		 * copy, as with no slot: the Depot stays in step with the flow
 		 * (not delivering it, the Depot would take the next PSN for a
 		 * gap and hold it, and NACK a PSN the NIC has).
+		 * So too while a run is released (it cannot be held behind the
+		 * run with its position taken): passed as busy, it reached the
+		 * NIC with the Depot's ePSN left before it, and the NIC's next
+		 * ACK found the Depot behind (depot_lost_track: the QP stale,
+		 * forgotten). Should it overtake the run's last packets, the
+		 * NIC drops it and NAKs it, with no backup: the NAK goes on to
+		 * the sender, whose go-back-N resends it, as with no gateway.
 		 */
 		if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE) {
 			qp->d_unsafe_end = psn_add(psn, 1);
@@ -163,7 +170,9 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		}
 		lh_depot_delivered(qp, psn);
 		qp->last_progress_ns = now;
-		if (nx->tag == LH_TAG(LH_SLOT_HELD, qp->d_deliv) && nx->slot != LH_NO_SLOT) {
+		/* a run under way goes on by itself to what is held after it */
+		if (nx->tag == LH_TAG(LH_SLOT_HELD, qp->d_deliv) && nx->slot != LH_NO_SLOT &&
+		    !(qp->flags & LH_QPF_RELEASING)) {
 			qp->flags |= LH_QPF_RELEASING;
 			qp->d_release_after = psn;
 		}

@@ -29,6 +29,111 @@
  * a direct call per iteration, no helper. What the iterations share lives
  * in a context struct on the caller's stack.
  */
+struct depot_back_ctx {
+	struct lh_qp *qp;
+	struct lh_ring *ring;
+	struct lh_stats *st;
+};
+
+/* Free ring position i: a backup copy, or a held packet */
+static long depot_back_step(__u64 i, void *data)
+{
+	struct depot_back_ctx *c = data;
+	struct lh_ring_ent *e = &c->ring->ent[i & LH_RING_MASK];
+	__u32 idx = LH_NO_SLOT, state;
+
+	bpf_spin_lock(&c->qp->lock);
+	state = LH_TAG_STATE(e->tag);
+	if (state == LH_SLOT_BACKUP || state == LH_SLOT_HELD) {
+		idx = e->slot;
+		e->tag = 0;
+		e->slot = LH_NO_SLOT;
+	}
+	bpf_spin_unlock(&c->qp->lock);
+	if (idx != LH_NO_SLOT) {
+		bpf_map_push_elem(&lh_pool_free, &idx, 0);
+		lh_count(c->st, state == LH_SLOT_BACKUP ? LH_STAT_DEPOT_BACKUP_FREED
+							: LH_STAT_DEPOT_BACK_UNHELD);
+	}
+	return 0;
+}
+
+/*
+ * The receiving NIC NAKed psn, before d_deliv, and no backup answered it: it
+ * does not have what the Depot delivered from there. A go-back-0 responder
+ * that met a gap (a packet the Depot let through: ring or pool full, a QP
+ * learned anew) drops its partial message, PSNs it ACKed too, and NAKs the
+ * message's first PSN. The NAK goes on to the sender, which resends all
+ * from there; the Depot starts again from the NIC's point (d_deliv = d_high
+ * = psn, its ring emptied) so that it holds the gaps of that resend. Left
+ * ahead, it took the resend for duplicates and passed it with its gaps,
+ * each met the NIC, which dropped the message again: go-back-0 at 1/256,
+ * the livelock of the NICs alone (gateway recovery, 8 QPs of 4 MB: 3 runs
+ * in 100). Moved back but keeping what it held past the gap, its ring,
+ * taken by those (209 over 1888 PSNs), let the resend's gaps through as
+ * busy: as many runs livelocked. Its NACKs and reports then claim only
+ * what the NIC has.
+ */
+static __always_inline void depot_nic_back(struct lh_qp *qp, struct lh_ring *ring, __u32 psn,
+					   struct lh_stats *st)
+{
+	struct depot_back_ctx c = {.qp = qp, .ring = ring, .st = st};
+	bool moved = false, due = false;
+	__s32 d;
+
+	bpf_spin_lock(&qp->lock);
+	d = psn_diff(qp->d_deliv, psn);
+	/*
+	 * Only before what it ACKed: it went back, surely (its NAK and ACKs
+	 * come the same way, in order). A NAK from its ACK point on may be
+	 * one it sent before the PSN came (the Depot let a packet through
+	 * out of order: no slot), which it has now: the Depot moved back
+	 * there waited for a PSN the sender never sent again (a pool far too
+	 * small, 40-lr2 #15: a livelock).
+	 */
+	if (!(d > 0 && d < LH_QP_STALE_BACK && psn_diff(qp->d_acked, psn) > 0)) {
+		/* nothing to follow */
+	} else if (qp->flags & LH_QPF_RELEASING) {
+		/*
+		 * A release run is emitting slots of this ring (agent kicks
+		 * continue it): emptying the ring now could free a slot the
+		 * run is about to send, and another QP's packet would take
+		 * it. The run ends, then the Depot follows (depot_release_run).
+		 * Dropped, the NIC's NAK came once: the Depot stayed ahead,
+		 * took the resend for duplicates and passed its gaps
+		 * (40-lr2 #14, 1 CI run in about 30).
+		 */
+		if (!(qp->flags & LH_QPF_D_BACK_DUE) || psn_diff(qp->d_back_psn, psn) > 0)
+			qp->d_back_psn = psn;
+		qp->flags |= LH_QPF_D_BACK_DUE;
+		due = true;
+	} else {
+		/* where it was, or where it went back from before if that is later */
+		if (!(qp->flags & LH_QPF_D_BACK) || psn_diff(qp->d_high, qp->d_back_end) > 0)
+			qp->d_back_end = qp->d_high;
+		qp->flags |= LH_QPF_D_BACK;
+		qp->d_deliv = psn;
+		qp->d_high = psn;
+		qp->d_acked = psn;
+		if (psn_diff(qp->d_unsafe_end, psn) > 0)
+			qp->d_unsafe_end = psn;
+		if (psn_diff(qp->d_nacked_psn, psn) > 0)
+			qp->d_nacked_psn = psn;
+		moved = true;
+	}
+	bpf_spin_unlock(&qp->lock);
+	if (due)
+		lh_count(st, LH_STAT_DEPOT_NIC_BACK_DUE);
+	if (!moved)
+		return;
+	/*
+	 * After the move: a packet in between finds its position still taken
+	 * and passes (ring busy), as one on its way would anyway.
+	 */
+	bpf_loop(LH_RING_SIZE, depot_back_step, &c, 0);
+	lh_count(st, LH_STAT_DEPOT_NIC_BACK);
+}
+
 struct depot_release_ctx {
 	struct __sk_buff *skb;
 	struct lh_qp *qp;
@@ -103,7 +208,8 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 		.prev = LH_NO_SLOT,
 		.v6 = qp->flags & LH_QPF_IPV6,
 	};
-	bool done;
+	bool done, back = false;
+	__u32 back_psn = 0;
 
 	bpf_loop(LH_BURST, depot_release_step, &c, 0);
 	if (c.prev != LH_NO_SLOT) {
@@ -125,13 +231,24 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 		bpf_spin_lock(&qp->lock);
 		x = qp->d_deliv;
 		e = &ring->ent[x & LH_RING_MASK];
-		if ((qp->flags & LH_QPF_RELEASING) && e->tag == LH_TAG(LH_SLOT_HELD, x))
+		if ((qp->flags & LH_QPF_RELEASING) && e->tag == LH_TAG(LH_SLOT_HELD, x)) {
 			done = false;
-		else
+		} else {
 			qp->flags &= ~LH_QPF_RELEASING;
+			if (qp->flags & LH_QPF_D_BACK_DUE) {
+				qp->flags &= ~LH_QPF_D_BACK_DUE;
+				back = true;
+				back_psn = qp->d_back_psn;
+			}
+		}
 		bpf_spin_unlock(&qp->lock);
 	}
 	lh_count_n(st, LH_STAT_DEPOT_RELEASED, c.n);
+	/* the NIC went back during the run: the Depot follows it now */
+	if (back) {
+		depot_nic_back(qp, ring, back_psn, st);
+		return c.n;
+	}
 	if (!done) {
 		lh_count(st, LH_STAT_DEPOT_RELEASE_MORE);
 		lh_event(LH_EV_RELEASE_MORE, key, qp->d_deliv, 0);
@@ -255,94 +372,6 @@ static __always_inline void depot_free_acked(struct lh_qp *qp, struct lh_ring *r
 			lh_count(st, LH_STAT_DEPOT_BACKUP_FREED);
 		}
 	}
-}
-
-struct depot_back_ctx {
-	struct lh_qp *qp;
-	struct lh_ring *ring;
-	struct lh_stats *st;
-};
-
-/* Free ring position i: a backup copy, or a held packet */
-static long depot_back_step(__u64 i, void *data)
-{
-	struct depot_back_ctx *c = data;
-	struct lh_ring_ent *e = &c->ring->ent[i & LH_RING_MASK];
-	__u32 idx = LH_NO_SLOT, state;
-
-	bpf_spin_lock(&c->qp->lock);
-	state = LH_TAG_STATE(e->tag);
-	if (state == LH_SLOT_BACKUP || state == LH_SLOT_HELD) {
-		idx = e->slot;
-		e->tag = 0;
-		e->slot = LH_NO_SLOT;
-	}
-	bpf_spin_unlock(&c->qp->lock);
-	if (idx != LH_NO_SLOT) {
-		bpf_map_push_elem(&lh_pool_free, &idx, 0);
-		lh_count(c->st, state == LH_SLOT_BACKUP ? LH_STAT_DEPOT_BACKUP_FREED
-							: LH_STAT_DEPOT_BACK_UNHELD);
-	}
-	return 0;
-}
-
-/*
- * The receiving NIC NAKed psn, before d_deliv, and no backup answered it: it
- * does not have what the Depot delivered from there. A go-back-0 responder
- * that met a gap (a packet the Depot let through: ring or pool full, a QP
- * learned anew) drops its partial message, PSNs it ACKed too, and NAKs the
- * message's first PSN. The NAK goes on to the sender, which resends all
- * from there; the Depot starts again from the NIC's point (d_deliv = d_high
- * = psn, its ring emptied) so that it holds the gaps of that resend. Left
- * ahead, it took the resend for duplicates and passed it with its gaps,
- * each met the NIC, which dropped the message again: go-back-0 at 1/256,
- * the livelock of the NICs alone (gateway recovery, 8 QPs of 4 MB: 3 runs
- * in 100). Moved back but keeping what it held past the gap, its ring,
- * taken by those (209 over 1888 PSNs), let the resend's gaps through as
- * busy: as many runs livelocked. Its NACKs and reports then claim only
- * what the NIC has.
- */
-static __always_inline void depot_nic_back(struct lh_qp *qp, struct lh_ring *ring, __u32 psn,
-					   struct lh_stats *st)
-{
-	struct depot_back_ctx c = {.qp = qp, .ring = ring, .st = st};
-	bool moved = false;
-	__s32 d;
-
-	bpf_spin_lock(&qp->lock);
-	d = psn_diff(qp->d_deliv, psn);
-	/*
-	 * Only before what it ACKed: it went back, surely (its NAK and ACKs
-	 * come the same way, in order). A NAK from its ACK point on may be
-	 * one it sent before the PSN came (the Depot let a packet through
-	 * out of order: no slot), which it has now: the Depot moved back
-	 * there waited for a PSN the sender never sent again (a pool far too
-	 * small, 40-lr2 #15: a livelock). Not during a release run.
-	 */
-	if (d > 0 && d < LH_QP_STALE_BACK && psn_diff(qp->d_acked, psn) > 0 &&
-	    !(qp->flags & LH_QPF_RELEASING)) {
-		/* where it was, or where it went back from before if that is later */
-		if (!(qp->flags & LH_QPF_D_BACK) || psn_diff(qp->d_high, qp->d_back_end) > 0)
-			qp->d_back_end = qp->d_high;
-		qp->flags |= LH_QPF_D_BACK;
-		qp->d_deliv = psn;
-		qp->d_high = psn;
-		qp->d_acked = psn;
-		if (psn_diff(qp->d_unsafe_end, psn) > 0)
-			qp->d_unsafe_end = psn;
-		if (psn_diff(qp->d_nacked_psn, psn) > 0)
-			qp->d_nacked_psn = psn;
-		moved = true;
-	}
-	bpf_spin_unlock(&qp->lock);
-	if (!moved)
-		return;
-	/*
-	 * After the move: a packet in between finds its position still taken
-	 * and passes (ring busy), as one on its way would anyway.
-	 */
-	bpf_loop(LH_RING_SIZE, depot_back_step, &c, 0);
-	lh_count(st, LH_STAT_DEPOT_NIC_BACK);
 }
 
 /* ACK or NAK from the receiving NIC; returns the TC verdict */

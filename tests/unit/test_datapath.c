@@ -341,6 +341,170 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	tap_ok(dp_free_slots(h) == sizes.pool, "%s: the resend's backups freed by its ACK", name);
 }
 
+/*
+ * The receiving NIC goes back (a go-back-0 NIC dropped its message) while
+ * a release run longer than a burst is being emitted: emptying the ring then
+ * could free a slot the run is about to send. The Depot notes it and
+ * follows the NIC when the run ends (the agent's kick sends the rest).
+ */
+static void forget(const struct dp_flow *fl, uint32_t dqpn, uint32_t role);
+
+static void depot_back_during_release(void)
+{
+	const uint32_t b = 30000, held = LH_BURST + 4; /* b + 10 lost, held behind it */
+	struct dp_flow fl = f4;
+	uint8_t in[9216];
+	struct run r;
+	struct lh_qp qp;
+	uint32_t free0 = dp_free_slots(h), p;
+	int64_t c0, c1, c2;
+	size_t len;
+	int n;
+	bool ok;
+
+	fl.b.v4.s_addr = htonl(0x0a00090a);
+	for (p = b; p < b + 10; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_wan_xdp", in, len, &r);
+		if (p == b)
+			dp_pair(h, &fl);
+	}
+	len = dp_ack_frame(&fl, b + 9, 0x1f, 0, 1, in);
+	tc("lh_dc_in", in, len, &r);
+	for (p = b + 11; p < b + 11 + held; p++) {
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_wan_xdp", in, len, &r);
+	}
+	len = dp_data_frame(&fl, b + 10, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_route_frame(in, len, 61);
+	captured();
+	tc("lh_dc_out", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == 1 + LH_BURST && dp_qp_get(h, &fl, &qp) &&
+	     (qp.flags & LH_QPF_RELEASING) && qp.d_acked == b + 10 &&
+	     qp.d_deliv == b + 11 + LH_BURST;
+	tap_ok(ok, "back in a release: the NIC ACKed PSN %u; %u held behind PSN %u, a burst of them released",
+	       b + 9, held, b + 10);
+	if (!ok)
+		tap_diag("  verdict %u, %d captured, flags %#x, d_acked %u, d_deliv %u", r.verdict, n,
+			 qp.flags, qp.d_acked, qp.d_deliv);
+
+	/* its backup freed by that ACK: the NAK of b + 3 goes on to the sender */
+	len = dp_ack_frame(&fl, b + 3, 0x60, 0, 2, in);
+	c0 = ctr("depot_nak_forwarded");
+	c1 = ctr("depot_nic_back");
+	c2 = ctr("depot_nic_back_due");
+	tc("lh_dc_in", in, len, &r);
+	tap_ok(r.verdict == TC_NEXT && ctr("depot_nak_forwarded") == c0 + 1 &&
+		       ctr("depot_nic_back") == c1 && ctr("depot_nic_back_due") == c2 + 1 &&
+		       dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_RELEASING) &&
+		       (qp.flags & LH_QPF_D_BACK_DUE) && qp.d_back_psn == b + 3 &&
+		       qp.d_deliv == b + 11 + LH_BURST && captured() == 0,
+	       "back in a release: the NIC NAKs PSN %u mid-run: forwarded, the Depot notes it and "
+	       "frees nothing under the run",
+	       b + 3);
+
+	len = dp_data_frame(&fl, b + 10, in);
+	dp_route_frame(in, len, 61);
+	tc("lh_dc_kick", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == (int)(held - LH_BURST) &&
+	     ctr("depot_nic_back") == c1 + 1 && dp_qp_get(h, &fl, &qp) &&
+	     !(qp.flags & (LH_QPF_RELEASING | LH_QPF_D_BACK_DUE)) && (qp.flags & LH_QPF_D_BACK) &&
+	     qp.d_deliv == b + 3 && qp.d_high == b + 3 && qp.d_acked == b + 3 &&
+	     qp.d_back_end == b + 11 + held && dp_free_slots(h) == free0;
+	tap_ok(ok, "back in a release: the kick sends the run's other %u, then the Depot moves back "
+		   "to PSN %u and empties its ring",
+	       held - LH_BURST, b + 3);
+	if (!ok)
+		tap_diag("  verdict %u, %d captured, flags %#x, d_deliv %u, d_high %u, free %u of %u",
+			 r.verdict, n, qp.flags, qp.d_deliv, qp.d_high, dp_free_slots(h), free0);
+	forget(&fl, DP_QP_R, LH_QPF_DEPOT); /* its ring back for the tests after */
+}
+
+/*
+ * In order while a run is released, onto a position an unACKed backup of a
+ * ring before still holds (a window larger than the ring): it cannot be held
+ * behind the run; it is delivered with no copy and the Depot's ePSN moves
+ * past it, and the run goes on to what is held after it. Passed as busy with
+ * the ePSN left before it, the NIC's next ACK found the Depot behind.
+ */
+static void depot_busy_during_release(void)
+{
+	const uint32_t b = 40000, gap2 = b + 2 + LH_BURST;
+	struct dp_flow fl = f4;
+	static struct lh_ring ring;
+	uint8_t in[9216];
+	struct run r;
+	struct lh_qp qp;
+	uint32_t free0 = dp_free_slots(h), p, slot;
+	int rfd = lh_harness_map_fd(h, "lh_ring");
+	int64_t c0, c1;
+	size_t len;
+	int n;
+	bool ok;
+
+	fl.b.v4.s_addr = htonl(0x0a00090b);
+	len = dp_data_frame(&fl, b, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_pair(h, &fl);
+	/* b + 1 lost, a burst held, gap2 lost, gap2 + 1 held */
+	for (p = b + 2; p <= gap2 + 1; p++) {
+		if (p == gap2)
+			continue;
+		len = dp_data_frame(&fl, p, in);
+		xdp("lh_wan_xdp", in, len, &r);
+	}
+	/* gap2's position: the backup of the PSN a ring before, not yet ACKed */
+	ok = dp_qp_get(h, &fl, &qp) &&
+	     !bpf_map_lookup_and_delete_elem(lh_harness_map_fd(h, "lh_pool_free"), NULL, &slot) &&
+	     !bpf_map_lookup_elem(rfd, &qp.ring, &ring);
+	if (ok) {
+		ring.ent[gap2 & LH_RING_MASK].slot = slot;
+		ring.ent[gap2 & LH_RING_MASK].tag = LH_TAG(LH_SLOT_BACKUP, gap2 - LH_RING_SIZE);
+		ok = !bpf_map_update_elem(rfd, &qp.ring, &ring, BPF_ANY);
+	}
+	len = dp_data_frame(&fl, b + 1, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	dp_route_frame(in, len, 61);
+	captured();
+	tc("lh_dc_out", in, len, &r);
+	n = captured();
+	ok = ok && n == 1 + LH_BURST && dp_qp_get(h, &fl, &qp) &&
+	     (qp.flags & LH_QPF_RELEASING) && qp.d_deliv == gap2;
+	tap_ok(ok, "busy in a release: a burst released up to the next gap, PSN %u, whose position "
+		   "a backup of a ring before holds",
+	       gap2);
+
+	c0 = ctr("depot_window");
+	c1 = ctr("depot_ring_busy");
+	len = dp_data_frame(&fl, gap2, in);
+	xdp("lh_wan_xdp", in, len, &r);
+	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && ctr("depot_window") == c0 + 1 &&
+		       ctr("depot_ring_busy") == c1 && dp_qp_get(h, &fl, &qp) &&
+		       (qp.flags & LH_QPF_RELEASING) && qp.d_deliv == gap2 + 1 &&
+		       qp.d_unsafe_end == gap2 + 1,
+	       "busy in a release: PSN %u comes in order mid-run: delivered with no copy, the "
+	       "Depot's ePSN past it",
+	       gap2);
+
+	len = dp_data_frame(&fl, b + 1, in);
+	dp_route_frame(in, len, 61);
+	tc("lh_dc_kick", in, len, &r);
+	n = captured();
+	ok = r.verdict == TC_SHOT && n == 1 && cap_is(0, gap2 + 1, 61) && dp_qp_get(h, &fl, &qp) &&
+	     !(qp.flags & LH_QPF_RELEASING) && qp.d_deliv == gap2 + 2;
+	tap_ok(ok, "busy in a release: the agent's kick goes on with PSN %u, held after it, and "
+		   "ends the run",
+	       gap2 + 1);
+	if (!ok)
+		tap_diag("  verdict %u, %d captured, flags %#x, d_deliv %u", r.verdict, n, qp.flags,
+			 qp.d_deliv);
+	forget(&fl, DP_QP_R, LH_QPF_DEPOT);
+	tap_ok(dp_free_slots(h) == free0, "busy in a release: forgotten, every slot back in the pool");
+}
+
 /* The first ACK of a QP pairs it on the spot (no agent): the next gap gets its Depot-NACK */
 static void pairing_in_bpf(void)
 {
@@ -1344,8 +1508,6 @@ static void sentry_stay_time(void)
  * 4 x 2 s x 4 by default; with --nic-timeout (LH_CFG_WD_BOUND) the bound is
  * the NICs' timeout, 67 ms here, and the next packet ends the recovery
  */
-static void forget(const struct dp_flow *fl, uint32_t dqpn, uint32_t role);
-
 static void sentry_watchdog_bound(void)
 {
 	int cfd = lh_harness_map_fd(h, "lh_config");
@@ -2559,6 +2721,8 @@ int main(void)
 	depot_window();
 	depot_unpaired();
 	depot_long_runs();
+	depot_back_during_release();
+	depot_busy_during_release();
 	depot_pool_full();
 	depot_nack_rule();
 	pairing_ranges();

@@ -152,7 +152,7 @@ static const struct {
 	{ LH_QPF_STALE, "stale" }, { LH_QPF_S_SYNCED, "synced" },
 	{ LH_QPF_S_ACKED, "acked" },	   { LH_QPF_LISTED, "listed" },
 	{ LH_QPF_WIDE, "wide" },	   { LH_QPF_D_UNSURE, "unsure" },
-	{ LH_QPF_D_BACK, "back" },
+	{ LH_QPF_D_BACK, "back" },	   { LH_QPF_D_BACK_DUE, "back_due" },
 	{ LH_QPF_S_JUMP, "jump" },
 };
 
@@ -264,6 +264,8 @@ static void print_qp(const struct qp_entry *e, const struct pinned_map *ring_map
 			out_uint("release_after", qp->d_release_after);
 		else
 			out_null("release_after");
+		if (qp->flags & LH_QPF_D_BACK_DUE)
+			out_uint("back_due", qp->d_back_psn);
 		print_age("last_progress_age_us", now, qp->last_progress_ns);
 		print_age("last_nack_age_us", now, qp->last_nack_ns);
 		out_object_end();

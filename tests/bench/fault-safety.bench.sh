@@ -139,7 +139,7 @@ two_loads() {
 		nsenter --net="/var/run/netns/$P-ctl" -- "$BIN/longhauld" --dc c0 --wan c1 \
 			--instance "$P-ctl" --wan-rtt 2ms >"$TMP/ctl.log" 2>&1 &
 		pid=$!
-		until grep -q running "$TMP/ctl.log" || ! kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+		until grep -qF '; running (SIGINT' "$TMP/ctl.log" || ! kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
 		kill -TERM "$pid"
 		wait "$pid" || true
 	done

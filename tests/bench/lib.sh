@@ -39,10 +39,10 @@ agents_wait() {
 	local n i
 	for n in "$@"; do
 		for i in $(seq 100); do
-			grep -q running "$TMP/$n.log" && break
+			grep -qF '; running (SIGINT' "$TMP/$n.log" && break
 			sleep 0.1
 		done
-		grep -q running "$TMP/$n.log" || { cat "$TMP/$n.log" >&2; return 1; }
+		grep -qF '; running (SIGINT' "$TMP/$n.log" || { cat "$TMP/$n.log" >&2; return 1; }
 	done
 }
 

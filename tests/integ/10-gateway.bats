@@ -18,7 +18,7 @@ start_agent() {
 	local i
 	# pins appear at load, before attach: wait for the agent to say it runs
 	for i in $(seq 50); do
-		grep -q running "$BATS_FILE_TMPDIR/longhauld.log" && return 0
+		grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/longhauld.log" && return 0
 		sleep 0.1
 	done
 	cat "$BATS_FILE_TMPDIR/longhauld.log" >&2
@@ -171,10 +171,10 @@ send() {
 	lh_bg "$GW" "$BATS_FILE_TMPDIR/longhauld.log" "$LH_BIN/longhauld" --conf "$cf" \
 		>"$BATS_FILE_TMPDIR/agent.pid"
 	for i in $(seq 50); do
-		grep -q running "$BATS_FILE_TMPDIR/longhauld.log" && break
+		grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/longhauld.log" && break
 		sleep 0.1
 	done
-	grep -q running "$BATS_FILE_TMPDIR/longhauld.log"
+	grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/longhauld.log"
 	run send --opcode RC_RDMA_WRITE_ONLY --payload 256 --count 2 --bad-icrc
 	sleep 0.2
 	# verify-icrc came from the file: the bad ICRCs are counted
@@ -207,10 +207,10 @@ send() {
 	lh_bg "$GW" "$BATS_FILE_TMPDIR/longhauld.log" "$LH_BIN/longhauld" --config "$cf" \
 		--wan w1 --wan w2 --instance "$LH_PREFIX" >"$BATS_FILE_TMPDIR/agent.pid"
 	for i in $(seq 50); do
-		grep -q running "$BATS_FILE_TMPDIR/longhauld.log" && break
+		grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/longhauld.log" && break
 		sleep 0.1
 	done
-	grep -q running "$BATS_FILE_TMPDIR/longhauld.log" || { cat "$BATS_FILE_TMPDIR/longhauld.log"; false; }
+	grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/longhauld.log" || { cat "$BATS_FILE_TMPDIR/longhauld.log"; false; }
 	for i in w1 w2; do
 		run_t ip -n "$GW" -j link show dev "$i"
 		jq_assert "$output" '.[0].xdp.prog.name == "lh_gateway"'

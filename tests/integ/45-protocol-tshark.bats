@@ -148,11 +148,11 @@ agents() {
 		log=$BATS_FILE_TMPDIR/$g.log
 		pid=$(cat "$BATS_FILE_TMPDIR/$g.pid")
 		for i in $(seq 200); do
-			grep -q running "$log" && break
+			grep -qF '; running (SIGINT' "$log" && break
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
-		grep -q running "$log" || { cat "$log" >&2; return 1; }
+		grep -qF '; running (SIGINT' "$log" || { cat "$log" >&2; return 1; }
 	done
 }
 

@@ -31,7 +31,7 @@ start_agent() {
 	lh_bg "$ns" "$BATS_FILE_TMPDIR/$name.log" \
 		"$LH_BIN/longhauld" --instance "$name" "$@" >"$BATS_FILE_TMPDIR/$name.pid"
 	for i in $(seq 100); do
-		grep -q running "$BATS_FILE_TMPDIR/$name.log" && return 0
+		grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/$name.log" && return 0
 		sleep 0.1
 	done
 	cat "$BATS_FILE_TMPDIR/$name.log" >&2

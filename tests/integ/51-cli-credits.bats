@@ -80,7 +80,7 @@ make_maps() {
 	lh_bg "$ns" "$BATS_TEST_TMPDIR/agent.log" "$LH_BIN/longhauld" --mode credit --pin-dir "$d" \
 		--credit-route 10.9.9.0/24,10.9.0.2,d0 >/dev/null
 	for i in $(seq 100); do
-		grep -q running "$BATS_TEST_TMPDIR/agent.log" && return 0
+		grep -qF '; running (SIGINT' "$BATS_TEST_TMPDIR/agent.log" && return 0
 		sleep 0.1
 	done
 	cat "$BATS_TEST_TMPDIR/agent.log" >&2

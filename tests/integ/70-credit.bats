@@ -49,11 +49,11 @@ cr_agents_up() {
 	done
 	for n in gwa rt1 rt2 gwb; do
 		for i in $(seq 100); do
-			grep -q running "$BATS_TEST_TMPDIR/$n.log" && break
+			grep -qF '; running (SIGINT' "$BATS_TEST_TMPDIR/$n.log" && break
 			kill -0 "$(cat "$BATS_TEST_TMPDIR/$n.pid")" 2>/dev/null || break
 			sleep 0.1
 		done
-		grep -q running "$BATS_TEST_TMPDIR/$n.log" || { cat "$BATS_TEST_TMPDIR/$n.log" >&2; return 1; }
+		grep -qF '; running (SIGINT' "$BATS_TEST_TMPDIR/$n.log" || { cat "$BATS_TEST_TMPDIR/$n.log" >&2; return 1; }
 	done
 }
 

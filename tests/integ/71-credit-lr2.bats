@@ -46,7 +46,7 @@ agent_up() {
 		--instance "$LH_PREFIX-$name" "$@" >"$BATS_TEST_TMPDIR/$name.pid"
 	echo "$name" >>"$BATS_TEST_TMPDIR/agents"
 	for i in $(seq 100); do
-		grep -q running "$BATS_TEST_TMPDIR/$name.log" && return 0
+		grep -qF '; running (SIGINT' "$BATS_TEST_TMPDIR/$name.log" && return 0
 		kill -0 "$(cat "$BATS_TEST_TMPDIR/$name.pid")" 2>/dev/null || break
 		sleep 0.1
 	done

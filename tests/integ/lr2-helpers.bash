@@ -29,14 +29,14 @@ lr2_agents_up() {
 	done
 	for g in gwa gwb; do
 		for i in $(seq 100); do
-			grep -q running "$BATS_FILE_TMPDIR/$g.log" && break
+			grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/$g.log" && break
 			if ! kill -0 "$(cat "$BATS_FILE_TMPDIR/$g.pid")" 2>/dev/null; then
 				cat "$BATS_FILE_TMPDIR/$g.log" >&2
 				return 1
 			fi
 			sleep 0.1
 		done
-		grep -q running "$BATS_FILE_TMPDIR/$g.log" || { cat "$BATS_FILE_TMPDIR/$g.log" >&2; return 1; }
+		grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/$g.log" || { cat "$BATS_FILE_TMPDIR/$g.log" >&2; return 1; }
 	done
 }
 

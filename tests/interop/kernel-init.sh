@@ -148,11 +148,11 @@ if [ -n "$LH_LONGHAULD" ]; then
 	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-lr2 --max-qps 64 --pool-slots 256 \
 		</dev/null >/tmp/lhd-lr2 2>&1 &
 	plr2=$!
-	wait_for $plr2 /tmp/lhd-lr2 running
+	wait_for $plr2 /tmp/lhd-lr2 "; running (SIGINT"
 	"$LH_LONGHAULD" --mode credit --dc lhdc --credit-route 10.98.0.0/24,10.97.0.2,lhwan \
 		--instance kc-cr </dev/null >/tmp/lhd-cr 2>&1 &
 	pcr=$!
-	wait_for $pcr /tmp/lhd-cr running && sleep 1
+	wait_for $pcr /tmp/lhd-cr "; running (SIGINT" && sleep 1
 	show_filters LH-LHD-TC coexist
 	alive=0
 	kill -0 $plr2 2>/dev/null && kill -0 $pcr 2>/dev/null && alive=1
@@ -180,12 +180,12 @@ if [ -n "$LH_LONGHAULD" ]; then
 	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-tk --max-qps 64 --pool-slots 256 \
 		</dev/null >/tmp/lhd-tk1 2>&1 &
 	ptk1=$!
-	wait_for $ptk1 /tmp/lhd-tk1 running
+	wait_for $ptk1 /tmp/lhd-tk1 "; running (SIGINT"
 	show_filters LH-LHD-TC takeover-old
 	"$LH_LONGHAULD" --dc lhdc --wan lhwan --instance kc-tk --max-qps 64 --pool-slots 256 \
 		--takeover --reload </dev/null >/tmp/lhd-tk2 2>&1 &
 	ptk2=$!
-	wait_for $ptk2 /tmp/lhd-tk2 running
+	wait_for $ptk2 /tmp/lhd-tk2 "; running (SIGINT"
 	wait $ptk1
 	emit "LH-LHD-RC takeover-old $?"
 	strip_log </tmp/lhd-tk1 | sed "s/^/LH-LHD takeover-old /" >>$OUT

@@ -263,37 +263,6 @@ static int attach_xdp(struct lhd_datapath *dp, int prog_fd, const struct lh_ifac
 }
 
 /*
- * An adopted clsact filter replaced in place (BPF_TC_F_REPLACE): read back
- * which program it runs, and replace again while it is not ours (a fresh-
- * clone CI run on 6.1 found one of three filters still on the old agent's
- * program after a successful replace; the cause is not known yet).
- */
-static void clsact_check_replaced(struct bpf_tc_hook *hook, struct bpf_tc_opts *tco,
-				  const char *dir, const char *ifname)
-{
-	struct bpf_prog_info info = { 0 };
-	uint32_t len = sizeof(info);
-	int i;
-
-	if (bpf_prog_get_info_by_fd(tco->prog_fd, &info, &len))
-		return;
-	for (i = 0; i < 3; i++) {
-		LIBBPF_OPTS(bpf_tc_opts, q, .handle = tco->handle, .priority = tco->priority);
-
-		if (bpf_tc_query(hook, &q))
-			return;
-		if (q.prog_id == info.id)
-			return;
-		pr_warn("tc %s on %s still runs program id %u, not this build's %u: replacing again\n",
-			dir, ifname, q.prog_id, info.id);
-		tco->prog_id = 0;
-		tco->flags = BPF_TC_F_REPLACE;
-		if (bpf_tc_attach(hook, tco))
-			return;
-	}
-}
-
-/*
  * tcx where the kernel has it (6.6+), else a clsact qdisc and cls_bpf. first:
  * at the head of the hook's chain (LR2's programs), else at its end (the
  * credit program); with clsact the agent's priority (dp->tc_prio) orders the
@@ -379,7 +348,6 @@ static int attach_tc(struct lhd_datapath *dp, int prog_fd, const char *prog, int
 	}
 	dp->nr_tc++;
 	if (dp->adopted) {
-		clsact_check_replaced(&hook, &tco, dir, ifname);
 		pr_info("adopted tc (clsact, priority %u) %s on %s: its filter now runs this "
 			"build's program\n", dp->tc_prio, dir, ifname);
 	} else

@@ -93,6 +93,18 @@ check_model() {
 	jq_assert "$r" '[.lost_seqs[] | . + 1] == [range(3; 7001; 7)]'
 }
 
+@test "SIGUSR2 pauses the loss rules and the next one resumes them (49-restart's kill tests)" {
+	lh_topo_up two-dc --rtt 1ms --match roce --seed 16 --loss-a2b 'every 10'
+	lh_wan_loss off
+	r=$(COUNT=10000 probe_a2b)
+	jq_assert "$r" '.lost == 0'
+	jq_assert "$(lh_wan_stats)" '.loss_paused and .a2b.drop_loss == 0'
+	lh_wan_loss on
+	r=$(COUNT=10000 probe_a2b)
+	jq_assert "$r" '.lost == 1000'
+	jq_assert "$(lh_wan_stats)" '(.loss_paused | not) and .a2b.drop_loss == 1000'
+}
+
 @test "psn list: only the first transmission of a listed (QPN, PSN) is lost; retransmissions pass" {
 	lh_topo_up two-dc --rtt 1ms --match roce --seed 16 --loss-a2b 'psn 0x12:100,105,200-202'
 	# PSNs 0..999, then a go-back-N style retransmission of 100..109 and 200..202

@@ -177,6 +177,17 @@ lh_wan_stats() {
 	cat "$d/$b.stats.json"
 }
 
+# lh_wan_loss on|off [BUMP]: the emulator's loss rules applied or paused
+# (SIGUSR2 toggles them; its stats say which holds)
+lh_wan_loss() {
+	local d=/run/longhaul/topo/$LH_PREFIX b=${2:-wan} want=false
+	[ "$1" = off ] && want=true
+	[ "$(lh_wan_stats "$b" | jq .loss_paused)" = "$want" ] && return 0
+	kill -USR2 "$(cat "$d/$b.pid")"
+	[ "$(lh_wan_stats "$b" | jq .loss_paused)" = "$want" ] ||
+		{ echo "lhwan in $b: loss still not $1" >&2; return 1; }
+}
+
 # lh_probe FROM TO DST_ADDR [SEND OPTIONS...]: numbered packets from node FROM
 # to node TO; prints the receiver's JSON. LH_PROBE_RECV holds extra receiver
 # options (e.g. "--raw --dev dc --list-lost").

@@ -148,11 +148,19 @@ struct emu {
 };
 
 static volatile sig_atomic_t stop_flag, stats_flag;
+/*
+ * SIGUSR2 pauses the loss rules and the next one resumes them: a test can
+ * keep loss to the moments its fault needs (a gateway killed under loss)
+ * while the rest of the run samples nothing of the NICs' own luck
+ */
+static volatile sig_atomic_t loss_paused;
 
 static void on_signal(int sig)
 {
 	if (sig == SIGUSR1)
 		stats_flag = 1;
+	else if (sig == SIGUSR2)
+		loss_paused = !loss_paused;
 	else
 		stop_flag = 1;
 }
@@ -188,6 +196,7 @@ static void emu_usage(void)
 		"      --threads 1|2       worker threads (default 2: one per direction)\n"
 		"      --stats-file PATH   write JSON stats there (atomically) at start, on\n"
 		"                          SIGUSR1, every --stats-interval and at exit\n"
+		"                          (SIGUSR2 pauses the loss rules, the next resumes)\n"
 		"      --stats-interval TIME\n"
 		"      --duration TIME     exit after TIME\n"
 		"      --no-xdp            do not attach the XDP pass program to the ports\n"
@@ -752,7 +761,7 @@ static void handle_frame(struct emu *e, struct dir *d, uint32_t slot, uint32_t l
 		 * passes once */
 		if (c->dup_p && c->dup_p >= lh_crandom_next(&d->dup_c, &d->prng))
 			copies++;
-		for (i = 0; i < (int)c->nr_loss; i++)
+		for (i = 0; i < (int)c->nr_loss && !loss_paused; i++)
 			if (lh_loss_event(&d->loss[i], &lp))
 				lost = true;
 		if (lost) {
@@ -1175,6 +1184,7 @@ static void write_stats(struct emu *e, FILE *out, bool pretty, const char *state
 	lh_json_int_field(j, "threads", e->threads);
 	lh_json_uint_field(j, "pool", e->pool);
 	lh_json_double_field(j, "uptime_s", (double)(mono_ns() - e->started_ns) / 1e9);
+	lh_json_bool_field(j, "loss_paused", loss_paused);
 	lh_json_name(j, "ports");
 	lh_json_start_object(j);
 	lh_json_string_field(j, "a", e->port[0].name);
@@ -1244,11 +1254,13 @@ int emulator_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	/* workers never take signals: the main thread does and sets the flags */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	if (e->threads == 1) {
 		w[0].e = e;

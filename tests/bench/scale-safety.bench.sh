@@ -117,22 +117,22 @@ gb0x() {
 			 goodput: $m, spread: (if $m > 0 then (($g[-1] - $g[0]) / $m * 100 | round) / 100 else null end)}'
 }
 GW_OPTS=(--recovery gateway --sack-time 1000us --resend-rate 1gbit)
+# gb0_with lr2|gateway [LHPERF OPTIONS]: gb0x with both agents up, LR2 or gateway recovery
+gb0_with() {
+	local opts=()
+	[ "$1" = gateway ] && opts=("${GW_OPTS[@]}")
+	agents_up "${opts[@]}"
+	gb0x "${@:2}"
+	agents_down
+}
 topo none
 g0=$(gb0x)
-agents_up
-gl0=$(gb0x)
-agents_down
-agents_up "${GW_OPTS[@]}"
-gg0=$(gb0x)
-agents_down
+gl0=$(gb0_with lr2)
+gg0=$(gb0_with gateway)
 topo none --loss-a2b 'every 256'
 gp=$(gb0x --stall-time 3000)
-agents_up
-gl=$(gb0x)
-agents_down
-agents_up "${GW_OPTS[@]}"
-gg=$(gb0x)
-agents_down
+gl=$(gb0_with lr2)
+gg=$(gb0_with gateway)
 echo "gb0 8 QPs 4 MB: lossless plain $g0, LR2 $gl0, gateway $gg0; 1/256 plain $gp, LR2 $gl, gateway $gg" >&2
 # The same with the senders held to GB0_PACE Gb/s of frames: unpaced, the
 # endpoints, the WAN emulator and both gateways share 2 cores, and what a
@@ -140,19 +140,11 @@ echo "gb0 8 QPs 4 MB: lossless plain $g0, LR2 $gl0, gateway $gg0; 1/256 plain $g
 # recovery itself costs the QPs
 topo none
 pg0=$(gb0x --rate "$GB0_PACE")
-agents_up
-pgl0=$(gb0x --rate "$GB0_PACE")
-agents_down
-agents_up "${GW_OPTS[@]}"
-pgg0=$(gb0x --rate "$GB0_PACE")
-agents_down
+pgl0=$(gb0_with lr2 --rate "$GB0_PACE")
+pgg0=$(gb0_with gateway --rate "$GB0_PACE")
 topo none --loss-a2b 'every 256'
-agents_up
-pgl=$(gb0x --rate "$GB0_PACE")
-agents_down
-agents_up "${GW_OPTS[@]}"
-pgg=$(gb0x --rate "$GB0_PACE")
-agents_down
+pgl=$(gb0_with lr2 --rate "$GB0_PACE")
+pgg=$(gb0_with gateway --rate "$GB0_PACE")
 echo "gb0 paced $GB0_PACE: lossless plain $pg0, LR2 $pgl0, gateway $pgg0; 1/256 LR2 $pgl, gateway $pgg" >&2
 b=$(jq .goodput <<<"$g0")
 G="gb0, 8 QPs, 4 MB"

@@ -38,6 +38,8 @@ psns() {
 	# the responder: exactly one NAK per gap, with PSN = ePSN = the lost PSN
 	jq_eq "$LHP_C" .naks_sent 3
 	[ "$(psns "$LHP_C" .responder.nak_events)" = "[100,300,1000]" ]
+	# and the PSN that came instead: the one after each lost one
+	jq_eq "$LHP_C" '[.responder.nak_events[] | .got - .psn] | unique' '[1]'
 	# the requester: every NAK honoured, each a rewind to the NAK PSN, no timeout
 	jq_eq "$LHP_C" .naks_received 3
 	jq_eq "$LHP_C" .naks_ignored 0

@@ -134,8 +134,10 @@ struct lhp_port {
 struct lhp_event {
 	uint32_t qp;
 	uint32_t psn;
+	uint32_t got; /* a responder's NAK: the PSN that arrived instead of psn; else LHP_NO_PSN */
 	uint8_t cause; /* LHP_EV_* */
 };
+#define LHP_NO_PSN 0xffffffffu
 
 enum {
 	LHP_EV_NAK,
@@ -313,6 +315,7 @@ double lhp_cpu_seconds(void);
 const char *lhp_op_name(enum lhp_op op);
 const char *lhp_recovery_name(enum lhp_recovery r);
 void lhp_event_add(struct lhp_events *e, uint32_t qp, uint32_t psn, uint8_t cause);
+void lhp_event_add_got(struct lhp_events *e, uint32_t qp, uint32_t psn, uint32_t got, uint8_t cause);
 /* Packets per message of size bytes at this MTU (a zero-byte message is one packet) */
 static inline uint64_t lhp_pkts_per_msg(uint64_t size, unsigned int mtu)
 {

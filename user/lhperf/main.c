@@ -452,7 +452,7 @@ const char *lhp_recovery_name(enum lhp_recovery r)
 	return r == LHP_GB0 ? "gb0" : "gbn";
 }
 
-void lhp_event_add(struct lhp_events *e, uint32_t qp, uint32_t psn, uint8_t cause)
+void lhp_event_add_got(struct lhp_events *e, uint32_t qp, uint32_t psn, uint32_t got, uint8_t cause)
 {
 	if (e->n == LHP_EVENTS_MAX) {
 		e->dropped++;
@@ -460,6 +460,12 @@ void lhp_event_add(struct lhp_events *e, uint32_t qp, uint32_t psn, uint8_t caus
 	}
 	e->ev[e->n].qp = qp;
 	e->ev[e->n].psn = psn;
+	e->ev[e->n].got = got;
 	e->ev[e->n].cause = cause;
 	e->n++;
+}
+
+void lhp_event_add(struct lhp_events *e, uint32_t qp, uint32_t psn, uint8_t cause)
+{
+	lhp_event_add_got(e, qp, psn, LHP_NO_PSN, cause);
 }

@@ -149,6 +149,8 @@ static void json_events(struct lh_json *j, const char *name, const struct lhp_ev
 		lh_json_start_object(j);
 		lh_json_uint_field(j, "qp", e->ev[i].qp);
 		lh_json_uint_field(j, "psn", e->ev[i].psn);
+		if (e->ev[i].got != LHP_NO_PSN)
+			lh_json_uint_field(j, "got", e->ev[i].got);
 		lh_json_string_field(j, "cause", ev_cause(e->ev[i].cause));
 		lh_json_end_object(j);
 	}

@@ -752,10 +752,13 @@ static void req_results(struct req_ctx *x)
 			lhp_kv_dbl(line, "cpu", &x->sum.r_cpu_s);
 			parse_drops(line, "", &x->sum.resp_drops);
 		} else if (!strncmp(line, "NAK ", 4)) {
-			uint64_t qp = 0, psn = 0;
+			uint64_t qp = 0, psn = 0, got = LHP_NO_PSN;
 
-			if (lhp_kv_u64(line, "qp", &qp) && lhp_kv_u64(line, "psn", &psn))
-				lhp_event_add(&x->naks, (uint32_t)qp, (uint32_t)psn, LHP_EV_NAK);
+			if (lhp_kv_u64(line, "qp", &qp) && lhp_kv_u64(line, "psn", &psn)) {
+				lhp_kv_u64(line, "got", &got);
+				lhp_event_add_got(&x->naks, (uint32_t)qp, (uint32_t)psn, (uint32_t)got,
+						  LHP_EV_NAK);
+			}
 			else if (lhp_kv_u64(line, "more", &v))
 				x->naks.dropped += v;
 		} else if (!strcmp(line, "END")) {

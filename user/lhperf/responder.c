@@ -210,7 +210,7 @@ static void resp_packet(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t
 			q->last_opcode = -1;
 		}
 		send_ack(x, q, AETH_NAK_PSN_SEQ_ERROR, epsn(q));
-		lhp_event_add(&x->naks, q->idx, epsn(q), LHP_EV_NAK);
+		lhp_event_add_got(&x->naks, q->idx, epsn(q), p->roce.psn, LHP_EV_NAK);
 		return;
 	}
 	if (d < 0) {
@@ -435,8 +435,8 @@ static void resp_send_result(struct resp_ctx *x)
 			(unsigned long long)d->pkey_errors, (unsigned long long)d->icrc_errors,
 			(unsigned long long)d->socket_drops);
 	for (i = 0; i < x->naks.n; i++)
-		lhp_ctrl_printf(&x->ctrl, "NAK qp=%u psn=0x%06x\n", x->naks.ev[i].qp,
-				x->naks.ev[i].psn);
+		lhp_ctrl_printf(&x->ctrl, "NAK qp=%u psn=0x%06x got=0x%06x\n", x->naks.ev[i].qp,
+				x->naks.ev[i].psn, x->naks.ev[i].got);
 	if (x->naks.dropped)
 		lhp_ctrl_printf(&x->ctrl, "NAK more=%llu\n", (unsigned long long)x->naks.dropped);
 	lhp_ctrl_printf(&x->ctrl, "END\n");

@@ -19,6 +19,7 @@
 #
 # Prints the bench JSON (tests/bench/run.sh) on stdout and a table on stderr.
 #   SCALE_BENCH_QPS         QP counts (default "64 256 1024 4096")
+#   SCALE_BENCH_QP_RUNS     runs of each QP cell, medians taken (default 3)
 #   SCALE_BENCH_STALL_RUNS  runs of the stall count (default 20)
 #   SCALE_BENCH_GB0_RUNS    runs of each go-back-0 cell, median taken (default 3)
 #   SCALE_BENCH_GB0_PACE    Gb/s of frames of the paced go-back-0 cells (default 0.5)
@@ -30,6 +31,7 @@ BIN=$O/bin
 P=${SCALE_BENCH_PREFIX:-lhs}
 QPS_LIST=${SCALE_BENCH_QPS:-64 256 1024 4096}
 STALL_RUNS=${SCALE_BENCH_STALL_RUNS:-20}
+QP_RUNS=${SCALE_BENCH_QP_RUNS:-3}
 GB0_RUNS=${SCALE_BENCH_GB0_RUNS:-3}
 GB0_PACE=${SCALE_BENCH_GB0_PACE:-0.5}
 TOPO=topologies/two-dc.sh
@@ -63,24 +65,43 @@ xfer() {
 		echo '{"status":"error","goodput":0,"timeouts":0}'
 }
 
-# pair CASE LOSS LHPERF_OPTIONS...: plain then longhaul, rows for both
+# median RESULTS (JSON lines of xfer): {status: ok when all were, else the
+# first other, goodput and timeouts: the medians, spread: (max - min) / median
+# of goodput, worst: the most timeouts of a run}
+median() {
+	jq -s -c '(map(.goodput) | sort) as $g | (map(.timeouts) | sort) as $t |
+		($g[length / 2 | floor]) as $m |
+		{status: ((map(select(.status != "ok")) | first | .status) // "ok"),
+		 goodput: $m, timeouts: $t[length / 2 | floor], worst: $t[-1],
+		 spread: (if $m > 0 then (($g[-1] - $g[0]) / $m * 100 | round) / 100 else null end)}'
+}
+
+# pair CASE LOSS LHPERF_OPTIONS...: QP_RUNS times plain then longhaul, rows of the medians
 pair() {
-	local c=$1 loss=$2 p l r
+	local c=$1 loss=$2 p l r i pr=() lr=()
 	shift 2
 	topo "$loss"
-	p=$(xfer "$@")
-	agents_up --max-qps 8192 --pool-slots 16384
-	l=$(xfer "$@")
-	agents_down
-	echo "$c: plain $p, longhaul $l" >&2
-	add "$c, plain ($(jq -r .status <<<"$p"))" goodput Gb/s "$(jq .goodput <<<"$p")" "$c, plain" 1 1 null
+	for i in $(seq "$QP_RUNS"); do
+		pr+=("$(xfer "$@")")
+		agents_up --max-qps 8192 --pool-slots 16384
+		lr+=("$(xfer "$@")")
+		agents_down
+	done
+	echo "$c: plain ${pr[*]}; longhaul ${lr[*]}" >&2
+	p=$(printf '%s\n' "${pr[@]}" | median)
+	l=$(printf '%s\n' "${lr[@]}" | median)
+	add "$c, plain ($(jq -r .status <<<"$p"))" goodput Gb/s "$(jq .goodput <<<"$p")" "$c, plain" 1 \
+		"$QP_RUNS" "$(jq .spread <<<"$p")"
 	add "$c, longhaul ($(jq -r .status <<<"$l"))" goodput Gb/s "$(jq .goodput <<<"$l")" "$c, plain" \
-		"$(ratio "$(jq .goodput <<<"$l")" "$(jq .goodput <<<"$p")")" 1 null
-	add "$c, plain" "NIC timeouts" count "$(jq .timeouts <<<"$p")" "" null 1 null
+		"$(ratio "$(jq .goodput <<<"$l")" "$(jq .goodput <<<"$p")")" "$QP_RUNS" "$(jq .spread <<<"$l")"
+	add "$c, plain" "NIC timeouts" count "$(jq .timeouts <<<"$p")" "" null "$QP_RUNS" null
 	# a ratio to none: null (the values say it)
 	r=null
 	[ "$(jq .timeouts <<<"$p")" = 0 ] || r=$(ratio "$(jq .timeouts <<<"$l")" "$(jq .timeouts <<<"$p")")
-	add "$c, longhaul" "NIC timeouts" count "$(jq .timeouts <<<"$l")" "$c, plain" "$r" 1 null
+	add "$c, longhaul" "NIC timeouts" count "$(jq .timeouts <<<"$l")" "$c, plain" "$r" "$QP_RUNS" null
+	# the worst run of each, so that one bad run in QP_RUNS is not hidden by the median
+	add "$c, plain, worst run" "NIC timeouts" count "$(jq .worst <<<"$p")" "" null "$QP_RUNS" null
+	add "$c, longhaul, worst run" "NIC timeouts" count "$(jq .worst <<<"$l")" "" null "$QP_RUNS" null
 }
 
 for q in $QPS_LIST; do
@@ -169,10 +190,10 @@ gb0_row "lossless, gateway" "$pgg0" "$G, lossless (plain)" "$pb"
 gb0_row "1/256, LR2, against LR2 lossless" "$pgl" "$G, lossless, LR2" "$(jq .goodput <<<"$pgl0")"
 gb0_row "1/256, gateway, against gateway lossless" "$pgg" "$G, lossless, gateway" "$(jq .goodput <<<"$pgg0")"
 
-printf '%s\n' "${rows[@]}" | jq -s '{
+printf '%s\n' "${rows[@]}" | jq -s --arg qr "$QP_RUNS" '{
 	name: "scale-safety",
 	title: "Scale safety: longhaul against plain go-back-N at 64 to 4096 QPs, stalls, go-back-0",
-	notes: "two-dc, 2 ms RTT; one run per cell. QP rows: lhperf --rate 0.3 (paced, one outstanding message per QP: 16 KB at 64 QPs, 2 KB at 256 and 1024, 1 KB at 4096) for 3 s, lossless and 1 % random loss both ways; ratios: longhaul / plain of the same cell (goal: goodput >= 1, NIC timeouts <= 1; on this 2-core host the endpoints, the WAN emulator and both gateways share the CPUs, so ratios within about 10 % are noise). Stalls: 64 QPs of 64 KB x 10, unpaced, 1 % loss both ways (goal 0). gb0: go-back-0 NICs, 8 QPs of 4 MB x 2, every 256th frame lost src->dst, no rate limit, median of 3 runs a cell (spread: (max - min) / median), plain, LR2 and gateway recovery (--recovery gateway --sack-time 1 ms --resend-rate 1gbit: the Sentry re-sends what was lost, the NIC never restarts a message); ratios to the plain lossless run, and to the lossless run of the same recovery, which shows what its per-packet work costs this CPU-bound 2-core host (goal >= 0.9).",
+	notes: ("two-dc, 2 ms RTT. QP rows: median of " + $qr + " runs a cell (spread: (max - min) / median of goodput; the NIC timeouts of the worst run in a row of their own), lhperf --rate 0.3 (paced, one outstanding message per QP: 16 KB at 64 QPs, 2 KB at 256 and 1024, 1 KB at 4096) for 3 s, lossless and 1 % random loss both ways; ratios: longhaul / plain of the same cell (goal: goodput >= 1, NIC timeouts <= 1; on this 2-core host the endpoints, the WAN emulator and both gateways share the CPUs, so ratios within about 10 % are noise). Stalls: 64 QPs of 64 KB x 10, unpaced, 1 % loss both ways (goal 0). gb0: go-back-0 NICs, 8 QPs of 4 MB x 2, every 256th frame lost src->dst, no rate limit, median of 3 runs a cell (spread: (max - min) / median), plain, LR2 and gateway recovery (--recovery gateway --sack-time 1 ms --resend-rate 1gbit: the Sentry re-sends what was lost, the NIC never restarts a message); ratios to the plain lossless run, and to the lossless run of the same recovery, which shows what its per-packet work costs this CPU-bound 2-core host (goal >= 0.9)."),
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

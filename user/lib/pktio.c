@@ -82,7 +82,8 @@ int lh_pktio_open(const struct lh_pktio_opts *o, struct lh_pktio **out)
 		free(io);
 		return err;
 	}
-	io->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	/* protocol 0: no frame comes in; a frame sent gets its protocol from its header */
+	io->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, o->tx_only ? 0 : htons(ETH_P_ALL));
 	if (io->fd < 0) {
 		err = -errno;
 		pr_warn("pktio: AF_PACKET socket: %s\n", strerror(errno));
@@ -105,11 +106,12 @@ int lh_pktio_open(const struct lh_pktio_opts *o, struct lh_pktio **out)
 		setsockopt(io->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
 	if (o->qdisc_bypass)
 		setsockopt(io->fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
-	set_buf(io->fd, SO_RCVBUF, SO_RCVBUFFORCE, o->rcvbuf ? o->rcvbuf : PKTIO_DEFAULT_BUF);
+	if (!o->tx_only)
+		set_buf(io->fd, SO_RCVBUF, SO_RCVBUFFORCE, o->rcvbuf ? o->rcvbuf : PKTIO_DEFAULT_BUF);
 	set_buf(io->fd, SO_SNDBUF, SO_SNDBUFFORCE, o->sndbuf ? o->sndbuf : PKTIO_DEFAULT_BUF);
 
 	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_protocol = o->tx_only ? 0 : htons(ETH_P_ALL);
 	sll.sll_ifindex = io->ifindex;
 	if (bind(io->fd, (struct sockaddr *)&sll, sizeof(sll))) {
 		err = -errno;

@@ -18,6 +18,13 @@ struct lh_pktio_opts {
 	bool promisc; /* receive frames for other MAC addresses too */
 	bool qdisc_bypass; /* PACKET_QDISC_BYPASS: skip the egress qdisc */
 	bool rx_outgoing; /* also receive what this host sends (default: not) */
+	/*
+	 * Send only (protocol 0): the socket takes in no frame. One bound
+	 * with ETH_P_ALL and never read gets a clone of every frame of its
+	 * interface until its buffer is full, and the kernel's drop path for
+	 * each after that.
+	 */
+	bool tx_only;
 	int rcvbuf; /* SO_RCVBUF bytes, 0: 8 MiB */
 	int sndbuf; /* SO_SNDBUF bytes, 0: 8 MiB */
 };

@@ -1361,7 +1361,7 @@ static int open_wan_io(struct agent *ag)
 	int i, err;
 
 	for (i = 0; i < ag->cfg->n_wan; i++) {
-		struct lh_pktio_opts o = { .ifname = ag->cfg->wan[i].name };
+		struct lh_pktio_opts o = { .ifname = ag->cfg->wan[i].name, .tx_only = true };
 
 		err = lh_pktio_open(&o, &ag->wan_io[i]);
 		if (err)
@@ -1373,7 +1373,7 @@ static int open_wan_io(struct agent *ag)
 
 static int open_dc_io(struct agent *ag)
 {
-	struct lh_pktio_opts o = { .ifname = ag->cfg->dc.name };
+	struct lh_pktio_opts o = { .ifname = ag->cfg->dc.name, .tx_only = true };
 	int err = lh_pktio_open(&o, &ag->dc_io);
 
 	if (err)

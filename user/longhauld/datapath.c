@@ -674,11 +674,10 @@ static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		return rc;
 
 	/* adopted: the free lists are the kept ones, every slot and ring either in them or in use */
-	if (!dp->adopted &&
-	    (fill_queue(lhd_map_fd(dp, "lh_pool_free"), cfg->pool_slots, "lh_pool_free") ||
-	     fill_queue(lhd_map_fd(dp, "lh_ring_free"), cfg->rings, "lh_ring_free")))
-		return EXIT_KERNEL;
 	if (!dp->adopted) {
+		if (fill_queue(lhd_map_fd(dp, "lh_pool_free"), cfg->pool_slots, "lh_pool_free") ||
+		    fill_queue(lhd_map_fd(dp, "lh_ring_free"), cfg->rings, "lh_ring_free"))
+			return EXIT_KERNEL;
 		prefault_array(lhd_map_fd(dp, "lh_pool"), "lh_pool");
 		prefault_array(lhd_map_fd(dp, "lh_ring"), "lh_ring");
 	}

@@ -30,9 +30,14 @@ setup() {
 }
 
 # scale_pair LOSS LHPERF_OPTIONS...: the transfer without longhaul (PLAIN),
-# then with it (LR2_C, LR2_A, LR2_B), over two-dc at 2 ms with LOSS both ways
+# then with it (LR2_C, LR2_A, LR2_B), over two-dc at 2 ms with LOSS both ways.
+# The endpoints (the NICs, hardware that does not wait for a CPU) at nice -10:
+# at nice 0 the responder of a 1024-QP run at 1 % fell 60-130 ms behind the
+# wire in about a third of the runs and every QP's 67 ms timer fired at once
+# (plain had such runs too: 9843 timeouts in a lossless 4096-QP run of the
+# bench; tests/bench/scale-safety.bench.sh).
 scale_pair() {
-	local loss=()
+	local loss=() LR2_NICE=-10
 	[ "$1" = none ] || loss=(--loss-a2b "$1" --loss-b2a "$1")
 	shift
 	lh_topo_up two-dc --rtt 2ms --match roce --seed 48 "${loss[@]}"

@@ -84,7 +84,8 @@ lr2_delta() {
 # address $LR2_DST4 unless the options end with one). Sets LR2_C (client
 # JSON, which carries the responder's counters too), LR2_CS (its exit
 # status), LR2_A and LR2_B (counter deltas of gwa and gwb), LR2_W (lhwan
-# stats delta of a2b and b2a: rx_packets, drop_loss, matched).
+# stats delta of a2b and b2a: rx_packets, drop_loss, matched). Both lhperf
+# ends run at nice LR2_NICE (default 0).
 lr2_xfer() {
 	local addr=$LR2_DST4 sa sb wa wb out=$BATS_TEST_TMPDIR/client.json
 	if [[ "${*: -1}" == *[.:]* ]]; then
@@ -95,10 +96,10 @@ lr2_xfer() {
 	sb=$(lr2_stats gwb)
 	wa=$(lh_wan_stats)
 	lh_bg "$LH_PREFIX-dst" "$BATS_TEST_TMPDIR/server.log" \
-		"$LH_BIN/lhperf" --server --json --listen-timeout 30 >/dev/null
+		nice -n "${LR2_NICE:-0}" "$LH_BIN/lhperf" --server --json --listen-timeout 30 >/dev/null
 	LR2_CS=0
 	timeout --kill-after=5 "$LR2_TIMEOUT" nsenter --net="/var/run/netns/$LH_PREFIX-src" -- \
-		"$LH_BIN/lhperf" --json --connect-timeout 10 ${LR2_LHPERF_EXTRA:-} "$@" "$addr" \
+		nice -n "${LR2_NICE:-0}" "$LH_BIN/lhperf" --json --connect-timeout 10 ${LR2_LHPERF_EXTRA:-} "$@" "$addr" \
 		>"$out" 2>"$BATS_TEST_TMPDIR/client.err" || LR2_CS=$?
 	# without the per-QP list and event list: 1024 QPs make them longer than an environment
 	# variable may be (the whole JSON stays in $BATS_TEST_TMPDIR/client.json)

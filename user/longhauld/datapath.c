@@ -681,15 +681,8 @@ static int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		prefault_array(lhd_map_fd(dp, "lh_pool"), "lh_pool");
 		prefault_array(lhd_map_fd(dp, "lh_ring"), "lh_ring");
 	}
+	/* the config is attach_lr2()'s to write */
 	if (fill_peers(dp, cfg))
-		return EXIT_KERNEL;
-	/*
-	 * An adopted data path keeps its config, and its time alone, until
-	 * attach_lr2() has looked whether it let packets pass meanwhile: written
-	 * here, it hid every such pass (an agent start of 95-250 ms under a
-	 * transfer, past the 100 ms alone; 3199 packets passed, QPs kept, QP errors)
-	 */
-	if (!dp->adopted && write_lr2_config(dp, cfg))
 		return EXIT_KERNEL;
 	dp->kick_fd = prog_fd(dp, 2, "lh_dc_kick");
 	dp->cmd_fd = prog_fd(dp, 2, "lh_dc_cmd");
@@ -791,18 +784,23 @@ static bool kept_passed_since(struct lhd_datapath *dp, uint64_t before)
 
 static int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
+	uint64_t passed = 0;
 	int fd, i;
 
-	/* adopted: the stopped agent marked the data path agentless after this one loaded */
-	if (dp->adopted) {
-		uint64_t passed;
-
+	/*
+	 * The config written here only, as the programs attach. An adopted data
+	 * path (the stopped agent marked it agentless after this one loaded)
+	 * keeps its old one, and its time alone, until this agent has looked
+	 * whether it let packets pass meanwhile: written in the load, it hid
+	 * every such pass (a start of 95-250 ms under a transfer, past the
+	 * 100 ms alone: 3199 packets passed, QPs kept, QP errors).
+	 */
+	if (dp->adopted)
 		dp->stale = kept_passed(dp, &passed);
-		if (write_lr2_config(dp, cfg))
-			return EXIT_KERNEL;
-		if (!dp->stale)
-			dp->stale = kept_passed_since(dp, passed);
-	}
+	if (write_lr2_config(dp, cfg))
+		return EXIT_KERNEL;
+	if (dp->adopted && !dp->stale)
+		dp->stale = kept_passed_since(dp, passed);
 	if (lhd_datapath_relearn(dp, cfg))
 		return EXIT_KERNEL;
 

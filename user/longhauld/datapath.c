@@ -740,9 +740,9 @@ static uint64_t agentless_passed(struct lhd_datapath *dp)
 
 /*
  * Whether a kept data path, about to be adopted, has let packets pass for
- * want of an agent: lhd_datapath_probe_kept() looked before this agent
- * loaded, and a start on a busy host (110-170 ms here under a transfer) can
- * outlast the 100 ms a kept data path works alone. Before the config that
+ * want of an agent: its agent stopped long ago, or a start on a busy host
+ * (110-170 ms here under a transfer) outlasted the 100 ms a kept data path
+ * works alone. Before the config that
  * ends its time alone is written: alone for its agentless_ms less 10 ms
  * or more (it may have begun to pass). Then *before holds agentless_pass,
  * and after the write a count that moved says it passed in between (a start
@@ -1152,48 +1152,19 @@ static void detach_kept_filters(const struct lhd_config *cfg)
 	libbpf_set_print(print);
 }
 
-/*
- * How long ago a kept LR2 data path began to let everything pass for want
- * of an agent (its lh_config pin), in ms; -1 when it has not
- */
-static long long kept_fell_back_ms(const char *pin_dir)
-{
-	char path[PIN_DIR_MAX + 16];
-	struct lh_config c;
-	uint32_t zero = 0;
-	int64_t alone_ns;
-	int fd, err;
-
-	snprintf(path, sizeof(path), "%s/lh_config", pin_dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return -1;
-	err = bpf_map_lookup_elem(fd, &zero, &c);
-	close(fd);
-	if (err || !(c.flags & LH_CFG_AGENTLESS))
-		return -1;
-	alone_ns = (int64_t)(lhd_ktime_ns() - c.agentless_since_ns);
-	alone_ns -= (int64_t)c.agentless_ms * 1000000;
-	return alone_ns > 0 ? alone_ns / 1000000 : -1;
-}
-
 int lhd_datapath_probe_kept(struct lhd_config *cfg)
 {
 	int n = kept_links(cfg->pin_dir, false);
-	long long fell_back;
 
 	if (!n)
 		return 0;
-	fell_back = cfg->mode == MODE_LR2 ? kept_fell_back_ms(cfg->pin_dir) : -1;
-	if (fell_back >= 0) {
-		/* what it held is stale: the NICs' go-back-N has been recovering it */
-		pr_warn("the data path kept under %s has let every packet pass for %lld ms (no "
-			"agent for longer than it works alone): taking it down, starting fresh\n",
-			cfg->pin_dir, fell_back);
-		kept_links(cfg->pin_dir, true);
-		detach_kept_filters(cfg);
-		return 0;
-	}
+	/*
+	 * One that has let every packet pass for want of an agent is adopted
+	 * all the same: kept_passed() finds it and its QPs are forgotten and
+	 * learned anew. Taken down and loaded fresh, the gateway had no data
+	 * path for the load (1-8 s under a transfer on 2 cores, the verifier
+	 * beside the NICs), for the same relearning in the end.
+	 */
 	if (lhd_datapath_maps_fit(cfg)) {
 		pr_info("found the data path a stopped agent kept running under %s (%d links): "
 			"adopting it\n", cfg->pin_dir, n);

@@ -158,11 +158,65 @@ static int reuse_maps(struct bpf_object *obj)
  * their ELF bytes), with the shared pin directory, and load it. setup runs
  * between open and load.
  */
+/*
+ * Objects opened (not loaded) by lhd_datapath_maps_fit(), for the load that
+ * follows it: an open parses the ELF and its BTF, about 4 ms an object here,
+ * and an adopting agent's time to take over is time its data path is alone
+ * (it has 100 ms before it lets every packet pass).
+ */
+static struct {
+	const void *elf;
+	struct bpf_object *obj;
+} opened[LHD_MAX_OBJS];
+
+static struct bpf_object *open_obj(const void *elf, size_t elf_sz, const char *name,
+				   const char *pin_dir)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = pin_dir, .object_name = name);
+	struct bpf_object *obj;
+	int i;
+
+	for (i = 0; i < LHD_MAX_OBJS; i++) {
+		if (opened[i].elf != elf)
+			continue;
+		obj = opened[i].obj;
+		opened[i].elf = NULL;
+		opened[i].obj = NULL;
+		return obj;
+	}
+	return bpf_object__open_mem(elf, elf_sz, &o);
+}
+
+/* keeps obj, opened from elf, for the next open_obj() of it (or closes it) */
+static void keep_opened(const void *elf, struct bpf_object *obj)
+{
+	int i;
+
+	for (i = 0; i < LHD_MAX_OBJS; i++) {
+		if (!opened[i].elf) {
+			opened[i].elf = elf;
+			opened[i].obj = obj;
+			return;
+		}
+	}
+	bpf_object__close(obj);
+}
+
+static void close_opened(void)
+{
+	int i;
+
+	for (i = 0; i < LHD_MAX_OBJS; i++) {
+		bpf_object__close(opened[i].obj);
+		opened[i].elf = NULL;
+		opened[i].obj = NULL;
+	}
+}
+
 static int load_obj(struct lhd_datapath *dp, const void *elf, size_t elf_sz, const char *name,
 		    const struct lhd_config *cfg, int (*setup)(struct bpf_object *, const struct lhd_config *))
 {
-	LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = cfg->pin_dir, .object_name = name);
-	struct bpf_object *obj = bpf_object__open_mem(elf, elf_sz, &o);
+	struct bpf_object *obj = open_obj(elf, elf_sz, name, cfg->pin_dir);
 	const char *what = name;
 	int err;
 
@@ -759,6 +813,8 @@ static bool kept_passed(struct lhd_datapath *dp, uint64_t *before)
 	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &c) || !(c.flags & LH_CFG_AGENTLESS))
 		return false;
 	alone_ns = (int64_t)(lhd_ktime_ns() - c.agentless_since_ns);
+	dp->alone_ms = alone_ns < 0 ? 0 :
+		       alone_ns / 1000000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(alone_ns / 1000000);
 	if (alone_ns + 10000000ll <= (int64_t)c.agentless_ms * 1000000)
 		return false;
 	pr_warn("the kept data path has been without an agent for %lld ms (it works alone for %u "
@@ -935,7 +991,8 @@ static int mode_objects(enum lh_mode mode, const void **elf, size_t *sz, const c
 }
 
 /*
- * This build's id for cfg's mode: FNV-1a over the ELF bytes of its objects
+ * This build's id for cfg's mode: FNV-1a over the ELF bytes of its objects,
+ * eight at a time (a byte at a time it took 8 ms of an adopting start here),
  * and what is set in them before the load (observe mode's ICRC check)
  */
 static uint64_t build_id(const struct lhd_config *cfg)
@@ -944,13 +1001,21 @@ static uint64_t build_id(const struct lhd_config *cfg)
 	const char *name[LHD_MAX_OBJS];
 	size_t sz[LHD_MAX_OBJS], j;
 	int i, n = mode_objects(cfg->mode, elf, sz, name);
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0xcbf29ce484222325ull, w;
 
-	for (i = 0; i < n; i++)
-		for (j = 0; j < sz[i]; j++) {
-			h ^= ((const uint8_t *)elf[i])[j];
+	for (i = 0; i < n; i++) {
+		const uint8_t *b = elf[i];
+
+		for (j = 0; j < sz[i]; j += sizeof(w)) {
+			w = 0;
+			memcpy(&w, b + j, sz[i] - j < sizeof(w) ? sz[i] - j : sizeof(w));
+			h ^= w;
 			h *= 0x100000001b3ull;
+			h ^= h >> 29;
 		}
+		h ^= sz[i];
+		h *= 0x100000001b3ull;
+	}
 	h ^= (uint64_t)cfg->mode << 8 | (cfg->mode == MODE_OBSERVE && cfg->verify_icrc);
 	h *= 0x100000001b3ull;
 	return h;
@@ -967,8 +1032,7 @@ static bool same_build(const struct lhd_config *cfg, uint64_t build)
 	bool all = n > 0;
 
 	for (i = 0; i < n && all; i++) {
-		LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = name[i]);
-		struct bpf_object *obj = bpf_object__open_mem(elf[i], sz[i], &o);
+		struct bpf_object *obj = open_obj(elf[i], sz[i], name[i], cfg->pin_dir);
 		struct bpf_program *p;
 
 		if (!obj)
@@ -980,7 +1044,7 @@ static bool same_build(const struct lhd_config *cfg, uint64_t build)
 				break;
 			}
 		}
-		bpf_object__close(obj);
+		keep_opened(elf[i], obj);
 	}
 	return all;
 }
@@ -1101,12 +1165,13 @@ bool lhd_datapath_maps_fit(struct lhd_config *cfg)
 	bool fits = true;
 
 	for (i = 0; i < n && fits; i++) {
-		LIBBPF_OPTS(bpf_object_open_opts, o, .object_name = name[i]);
-		struct bpf_object *obj = bpf_object__open_mem(elf[i], sz[i], &o);
+		struct bpf_object *obj = open_obj(elf[i], sz[i], name[i], cfg->pin_dir);
 		struct bpf_map *m;
 
-		if (!obj)
+		if (!obj) {
+			close_opened();
 			return false;
+		}
 		bpf_object__for_each_map(m, obj) {
 			uint32_t entries = 0, *field;
 
@@ -1124,8 +1189,10 @@ bool lhd_datapath_maps_fit(struct lhd_config *cfg)
 				*field = entries;
 			}
 		}
-		bpf_object__close(obj);
+		keep_opened(elf[i], obj);
 	}
+	if (!fits)
+		close_opened();
 	return fits;
 }
 
@@ -1258,6 +1325,7 @@ int lhd_datapath_load(struct lhd_datapath *dp, const struct lhd_config *cfg, boo
 		dp_init(dp, adopt, build);
 		rc = load_mode(dp, cfg);
 	}
+	close_opened(); /* what lhd_datapath_maps_fit() opened and this mode did not use */
 	if (rc)
 		lhd_datapath_down(dp, cfg, false);
 	else if (dp->reused)
@@ -1285,6 +1353,7 @@ int lhd_datapath_attach(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		kept_links(cfg->pin_dir, true);
 	dp->owner = true;
 	pin_progs(dp, cfg);
+	close_opened(); /* a takeover's look after the old agent stopped */
 	return 0;
 }
 

@@ -84,6 +84,8 @@ struct lhd_datapath {
 	 * anew, mid-flight (wide).
 	 */
 	bool stale;
+	/* how long it was without an agent when this one took it (stale only), in ms */
+	uint32_t alone_ms;
 	/* the pinned maps are this agent's to remove at a stop: made by it, or adopted and attached */
 	bool owner;
 };

@@ -120,7 +120,8 @@ restart_gwb() {
 # $BATS_TEST_TMPDIR/alone.json
 keep_then_start_gwb() {
 	agent_signal gwb USR2 && sleep 0.5 &&
-		lr2_stats gwb >"$BATS_TEST_TMPDIR/alone.json" && agent_start gwb
+		lr2_stats gwb >"$BATS_TEST_TMPDIR/alone.json" && agent_start gwb && sleep 0.3 &&
+		lh_exec gwb "$LH_BIN/longhaul" -j --instance "$LH_PREFIX-gwb" qps >"$BATS_TEST_TMPDIR/after.json"
 }
 
 # keep_restart_both_thrice: three times, each agent in turn stops keeping its
@@ -150,6 +151,9 @@ keep_restart_both_thrice() {
 				"$BATS_FILE_TMPDIR/$g.log" || true)
 			echo "$g restart $k: stopped in $(((te - t0) / 1000000)) ms, running after $(((t1 - te) / 1000000)) ms, agentless_pass $a0 -> $a1, said: $said"
 			[ "$said" -gt 0 ] && n=$((n + 1))
+			# a short absence: the QPs forgotten keep their pairings
+			[ "$said" -eq 0 ] || grep -q "(their pairings kept)" "$BATS_FILE_TMPDIR/$g.log" ||
+				{ echo "$g: QPs forgotten with their pairings" >&2; return 1; }
 			[ "$a1" -eq "$a0" ] || [ "$said" -gt 0 ] ||
 				{ echo "$g: packets passed, the new agent did not say so" >&2; return 1; }
 		done
@@ -252,7 +256,13 @@ qps_all_wide() {
 	cat "$BATS_FILE_TMPDIR/gwb.log"
 	grep -q "reusing the kept programs of this build" "$BATS_FILE_TMPDIR/gwb.log"
 	grep -q "forgotten and learned anew" "$BATS_FILE_TMPDIR/gwb.log"
-	grep -q "forgot [1-9][0-9]* QPs of the stale data path" "$BATS_FILE_TMPDIR/gwb.log"
+	grep -q "forgot [1-9][0-9]* QPs of the stale data path (their pairings kept)" "$BATS_FILE_TMPDIR/gwb.log"
+	# learned anew, mid-flight (wide), with equal start PSNs (--psn 1000):
+	# paired at once from the kept pairings (no ACK could tell them apart)
+	echo "gwb QPs 0.3 s after: $(jq -c '[.[] | {dqpn, flags}]' "$BATS_TEST_TMPDIR/after.json")"
+	[ "$(jq length "$BATS_TEST_TMPDIR/after.json")" -gt 0 ]
+	[ "$(jq '[.[] | select((.flags | index("wide")) and (.flags | index("paired") | not))] | length' \
+		"$BATS_TEST_TMPDIR/after.json")" -eq 0 ]
 	echo "gwb while alone: $(cat "$BATS_TEST_TMPDIR/alone.json")"
 	[ "$(jq '.agentless_pass // 0' "$BATS_TEST_TMPDIR/alone.json")" -gt 0 ]
 }

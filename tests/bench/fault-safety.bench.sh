@@ -232,16 +232,15 @@ cpu_peer=$(flood_cpu)
 agents_down
 agents_up
 cells fn:flood
-cells ld:two_loads
-cells tk:takeover_both
-cells tu:upgrade_both
-cells rk:restart_keep_both
-cells rs:restart_both
+# the restarts in rounds with runs of the same agents (no --peer) and no
+# fault: the ratios of a restart to runs taken minutes earlier, by other
+# agents (base), carried the host's drift (takeover 0.85 at 90ba1e2)
+cells nb: ld:two_loads tk:takeover_both tu:upgrade_both rk:restart_keep_both rs:restart_both
 XFER_EXTRA=("${PACED[@]}")
-cells pnb: prs:restart_both prk:restart_keep_both
+cells pnb: ptk:takeover_both prs:restart_both prk:restart_keep_both
 XFER_EXTRA=()
 agents_down
-echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, into a sink $fs, without --peer $fn; flood CPU $cpu_plain s plain, $cpu_peer s --peer; two loads $ld; takeover $tk; upgrade $tu; restart keeping $rk; restart $rs; paced: plain $ppb, no fault $pbase, flood $pfl, no fault (no --peer) $pnb, restart $prs, restart keeping $prk" >&2
+echo "plain $pb, plain flood $pf; no fault $base; flood with --peer $fl, into a sink $fs, without --peer $fn; no fault (no --peer) $nb; flood CPU $cpu_plain s plain, $cpu_peer s --peer; two loads $ld; takeover $tk; upgrade $tu; restart keeping $rk; restart $rs; paced: plain $ppb, no fault $pbase, flood $pfl, no fault (no --peer) $pnb, takeover $ptk, restart $prs, restart keeping $prk" >&2
 
 row "no fault" "$base" "no fault" "$base"
 row "flood, --peer" "$fl" "no fault" "$base"
@@ -256,22 +255,24 @@ add "flood alone, through gwb with longhaul (--peer)" "CPU (user + system, media
 	"flood alone, through gwb without longhaul" "$(ratio "$cpu_peer" "$cpu_plain")" 3 null
 row "without longhaul, no fault" "$pb" "without longhaul, no fault" "$pb"
 row "without longhaul, the same flood (its sender's CPU alone)" "$pf" "without longhaul, no fault" "$pb"
-row "no fault, two agent loads beside (CPU)" "$ld" "no fault" "$base"
-row "both agents taken over by the same build (--takeover: no load)" "$tk" "no fault" "$base"
-row "both agents taken over by a new build (--takeover --reload: loaded first)" "$tu" "no fault" "$base"
+row "no fault, agents without --peer" "$nb" "no fault, agents without --peer" "$nb"
+row "no fault, two agent loads beside (CPU)" "$ld" "no fault, agents without --peer" "$nb"
+row "both agents taken over by the same build (--takeover: no load)" "$tk" "no fault, agents without --peer" "$nb"
+row "both agents taken over by a new build (--takeover --reload: loaded first)" "$tu" "no fault, agents without --peer" "$nb"
 row "both agents taken over by a new build, against the loads beside" "$tu" "no fault, two agent loads beside (CPU)" "$ld"
-row "both agents stopped keeping the data path (SIGUSR2, or --keep) and started again" "$rk" "no fault" "$base"
-row "both agents stopped and started (data path detached, reloaded)" "$rs" "no fault" "$base"
+row "both agents stopped keeping the data path (SIGUSR2, or --keep) and started again" "$rk" "no fault, agents without --peer" "$nb"
+row "both agents stopped and started (data path detached, reloaded)" "$rs" "no fault, agents without --peer" "$nb"
 row "both agents stopped and started, against the loads beside" "$rs" "no fault, two agent loads beside (CPU)" "$ld"
 row "paced 0.5 Gb/s, without longhaul" "$ppb" "paced 0.5 Gb/s, no fault" "$pbase"
 row "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb" "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb"
+row "paced 0.5 Gb/s, both agents taken over by the same build" "$ptk" "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb"
 row "paced 0.5 Gb/s, both agents stopped and started (data path detached, reloaded)" "$prs" "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb"
 row "paced 0.5 Gb/s, both agents stopped keeping the data path and started again" "$prk" "paced 0.5 Gb/s, no fault, agents without --peer" "$pnb"
 
 printf '%s\n' "${rows[@]}" | jq -s '{
 	name: "fault-safety",
 	title: "Fault safety: a spoofed flood and agent restarts against the same runs without them",
-	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 5 runs a cell (spread: (max - min) / median), the runs without a fault, with the flood and with the flood into a sink taken in turns (a round of each, so that the drift of the host falls on all alike), ratio to the runs without a fault (with --peer; the flood has its own agents without --peer too). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, 5000 a second in bursts of 10 every 2 ms (lhpkt --burst 10: a wakeup per packet cost the flood sender 3.4 times the CPU on this host) (goal >= 0.95). The flood sender shares the 2 cores: carried through gwb to dst alone its packets cost about 0.3 CPU-seconds a run (1.6 before they were sent in bursts), which a CPU-bound longhaul transfer feels and a plain one (bound by go-back-N) does not; so the flood is also compared with the same flood into a sink (a veth in a namespace of its own, nothing forwarded), and the CPU of the flood alone through gwb with and without longhaul gives what longhaul adds per flood packet. Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host (loads run at the default --load-nice 10), and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. Paced rows: the same runs with the senders held to 0.5 Gb/s of frames (lhperf --rate 0.5), a transfer bound by its rate and not by the CPU of this 2-core host, which the endpoints, the WAN emulator, both gateways and the flood sender share; the CPU the flood or a load takes then falls beside the transfer, as on gateways with CPUs of their own, and what is left is what the fault does to the QPs. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
+	notes: "two-dc, 2 ms RTT, 1 % random loss both ways; 8 QPs of 64 KB messages for 8 s, NICs of 6 retries (lhperf -R 6); median of 5 runs a cell (spread: (max - min) / median), the runs without a fault, with the flood and with the flood into a sink taken in turns (a round of each, so that the drift of the host falls on all alike), ratio to the runs without a fault taken in the same rounds (the flood: agents with --peer, and its own without; the restarts: agents without --peer). Flood: 40000 RDMA WRITE packets from 10.9.0.1 (no peer), each a new QPN, 5000 a second in bursts of 10 every 2 ms (lhpkt --burst 10: a wakeup per packet cost the flood sender 3.4 times the CPU on this host) (goal >= 0.95). The flood sender shares the 2 cores: carried through gwb to dst alone its packets cost about 0.3 CPU-seconds a run (1.6 before they were sent in bursts), which a CPU-bound longhaul transfer feels and a plain one (bound by go-back-N) does not; so the flood is also compared with the same flood into a sink (a veth in a namespace of its own, nothing forwarded), and the CPU of the flood alone through gwb with and without longhaul gives what longhaul adds per flood packet. Restarts, 1.5 s into the run (goal >= 0.9): both agents taken over by the same build (longhauld --takeover reuses the running programs: no load), by a new build (--takeover --reload: it loads and verifies its own first), both stopped keeping their data path (SIGUSR2) and started again (the same build adopts it without a load), and both stopped plainly and started (the data path detached, the programs loaded again, the QPs relearned); beside them the same runs with two agent loads in a namespace of their own and no fault, the CPU a load costs on this 2-core host (loads run at the default --load-nice 10), and the loading takeover against those. QP errors: runs whose lhperf ended in a QP error (goal 0). Without longhaul: the same runs with no agent, with and without the flood, to tell the CPU of the flood sender (lhpkt shares the 2 cores with the transfer) from what longhaul adds. Paced rows: the same runs with the senders held to 0.5 Gb/s of frames (lhperf --rate 0.5), a transfer bound by its rate and not by the CPU of this 2-core host, which the endpoints, the WAN emulator, both gateways and the flood sender share; the CPU the flood or a load takes then falls beside the transfer, as on gateways with CPUs of their own, and what is left is what the fault does to the QPs. The integrity checks have their own rows: bpf-datapath (a Depot report with its SipHash tag checked, ns per report) and rsvp-integrity (HMAC-MD5 sign and verify, ns per RSVP message).",
 	rows: .}'
 printf '%s\n' "${rows[@]}" | jq -r '[.case, .metric, (.value | tostring), .unit, ((.ratio // "") | tostring)] | @tsv' |
 	column -t -s $'\t' >&2

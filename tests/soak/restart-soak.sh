@@ -4,10 +4,11 @@
 # while their agents are replaced again and again. two-dc at 2 ms, 1 % random
 # loss both ways, 16 QPs of 64 KB messages, NICs of 6 retries (lhperf -R 6)
 # for SOAK_MINUTES (default 10). Every SOAK_EVERY seconds (default 60) one
-# gateway's agent is replaced, gwa and gwb in turn, alternately by a stop and
-# a start (SIGTERM: the data path detaches, the new agent relearns the QPs
-# mid-flight) and by longhauld --takeover (the data path runs on); SOAK_HOW
-# restart or takeover keeps to one. Passes when
+# gateway's agent is replaced, gwa and gwb in turn, by a stop and a start
+# (SIGTERM: the data path detaches, the new agent relearns the QPs
+# mid-flight), by longhauld --takeover (the data path runs on) and by a stop
+# keeping the data path (SIGUSR2) and a start that adopts it, each in turn;
+# SOAK_HOW restart, takeover or keep keeps to one. Passes when
 # the transfer ends ok, verified, with 0 QP errors, and once it is over the
 # pools and tables of both gateways are back to empty (no slot used, no QP
 # left after --qp-idle). Prints a line per replacement and a summary.
@@ -19,7 +20,7 @@ BIN=$O/bin
 P=${SOAK_PREFIX:-lhk}
 MINUTES=${SOAK_MINUTES:-10}
 EVERY=${SOAK_EVERY:-60}
-HOW=${SOAK_HOW:-both} # restart, takeover, or both in turn
+HOW=${SOAK_HOW:-all} # restart, takeover, keep, or all in turn
 TOPO=topologies/two-dc.sh
 AGENT_OPTS=(--dc dc --wan wan --wan-rtt 2ms --qp-idle 2s)
 
@@ -40,6 +41,10 @@ replace() {
 	if [ "$2" = takeover ]; then
 		start "$g" --takeover
 		wait "$old" 2>/dev/null || true
+	elif [ "$2" = keep ]; then
+		kill -USR2 "$old"
+		wait "$old" 2>/dev/null || true
+		start "$g"
 	else
 		kill -TERM "$old"
 		wait "$old" 2>/dev/null || true
@@ -71,9 +76,13 @@ while sleep "$EVERY" && [ "$SECONDS" -lt "$end" ] && kill -0 "$cli" 2>/dev/null;
 	g=gwa
 	[ $((n % 2)) -eq 0 ] || g=gwb
 	how=$HOW
-	if [ "$HOW" = both ]; then
-		how=restart
-		[ $((n / 2 % 2)) -eq 0 ] || how=takeover
+	if [ "$HOW" = all ]; then
+		# gwa and gwb each by every way: restart, takeover, keep, in turn
+		case $((n / 2 % 3)) in
+		0) how=restart ;;
+		1) how=takeover ;;
+		*) how=keep ;;
+		esac
 	fi
 	replace "$g" "$how"
 	n=$((n + 1))

@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf_harness.h"
+#include "clock.h"
 #include "dp_frames.h"
 #include "lh_maps.h"
 #include "pkt.h"
@@ -160,7 +161,6 @@ static void qp_touch(struct lh_harness *hh, const struct dp_flow *fl)
 
 static void set_guard(uint64_t wide_until, uint64_t block_until);
 static uint64_t guard_wide_until(void);
-static uint64_t mono_ns(void);
 
 static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *name)
 {
@@ -291,7 +291,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	/* the agent would forget it; put back as it was, the QP goes on below */
 	qp.flags &= ~LH_QPF_STALE;
 	dp_qp_put(h, fl, &qp);
-	tap_ok(guard_wide_until() > mono_ns(),
+	tap_ok(guard_wide_until() > lh_now_ns(),
 	       "%s: ... and QPs learned for a while are wide (it, learned anew, among them)", name);
 	set_guard(0, 0);
 
@@ -918,14 +918,6 @@ static uint64_t guard_wide_until(void)
 	return g.wide_until_ns;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * An ACK pairs the one unpaired QP between the two hosts that forwarded its
  * PSN: QPs with the same start PSN wait until one of them is ahead; a NAK,
@@ -1015,7 +1007,7 @@ static void pairing_ranges(void)
 
 	/* a QP missing from the lists: nothing pairs until the guard runs out */
 	depot_send(&fl, 0x303, 9000);
-	set_guard(0, mono_ns() + 60000000000ull);
+	set_guard(0, lh_now_ns() + 60000000000ull);
 	c0 = ctr("pair_blocked");
 	nic_ack(&fl, 0x403, 9000, 0x1f);
 	c2 = paired_with(&fl, 0x303);
@@ -1025,7 +1017,7 @@ static void pairing_ranges(void)
 	       "pairing: blocked while a QP could not be listed (counted), paired once the guard ran out");
 
 	/* a QP learned when the gateway may have missed its start: its ACKs may go back */
-	set_guard(mono_ns() + 60000000000ull, 0);
+	set_guard(lh_now_ns() + 60000000000ull, 0);
 	depot_send(&fl, 0x304, 30000);
 	set_guard(0, 0);
 	c2 = qp_of(&fl, 0x304, &qp) && (qp.flags & LH_QPF_WIDE);
@@ -1538,7 +1530,7 @@ static void sentry_watchdog_bound(void)
 		qp.s_srtt_us = 500000;
 		qp.s_rttvar_us = 0;
 		qp.s_wd_fired = 2;
-		qp.last_progress_ns = mono_ns() - 80000000ull;
+		qp.last_progress_ns = lh_now_ns() - 80000000ull;
 		ok = ok && dp_qp_put(h, &fl, &qp);
 		c0 = ctr("sentry_watchdog");
 		len = dp_data_frame(&fl, b + 7, in); /* the NIC's replay, held by the Depot */
@@ -2227,7 +2219,7 @@ static void agentless(void)
 	int fd = lh_harness_map_fd(h, "lh_config");
 
 	fl.b.v4.s_addr = htonl(0x0a000977);
-	cfg.agentless_since_ns = mono_ns() - 50000000ull;
+	cfg.agentless_since_ns = lh_now_ns() - 50000000ull;
 	bpf_map_update_elem(fd, &zero, &cfg, 0);
 	len = dp_data_frame(&fl, 7000, in);
 	c0 = ctr("depot_new_qp");
@@ -2236,7 +2228,7 @@ static void agentless(void)
 	       "agentless for 50 of 100 ms: the Depot works on (a new QP learned)");
 
 	fl.b.v4.s_addr = htonl(0x0a000978);
-	cfg.agentless_since_ns = mono_ns() - 150000000ull;
+	cfg.agentless_since_ns = lh_now_ns() - 150000000ull;
 	bpf_map_update_elem(fd, &zero, &cfg, 0);
 	len = dp_data_frame(&fl, 7000, in);
 	c0 = ctr("depot_new_qp");
@@ -2531,7 +2523,7 @@ static void depot_wide_unpaired(void)
 	size_t len;
 
 	fl.b.v4.s_addr = htonl(0x0a00097a);
-	set_guard(mono_ns() + 1000000000ull, 0);
+	set_guard(lh_now_ns() + 1000000000ull, 0);
 	len = dp_data_frame(&fl, 6000, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	set_guard(0, 0);
@@ -2584,7 +2576,7 @@ static void pairing_wide_linked(void)
 	int64_t c0;
 
 	fl.b.v4.s_addr = htonl(0x0a000a44);
-	set_guard(mono_ns() + 1000000000ull, 0);
+	set_guard(lh_now_ns() + 1000000000ull, 0);
 	dp_data_sport = (uint16_t)rxe_port; /* its requester, QPN 0x777, is an rxe */
 	depot_send(&fl, 0x700, 3000);
 	set_guard(0, 0);

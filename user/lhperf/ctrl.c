@@ -129,7 +129,7 @@ int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res = NULL;
 	char port[8];
-	uint64_t deadline = lhp_now_ns() + (uint64_t)(o->connect_timeout * 1e9);
+	uint64_t deadline = lh_now_ns() + (uint64_t)(o->connect_timeout * 1e9);
 	int err, fd = -1;
 
 	memset(c, 0, sizeof(*c));
@@ -141,14 +141,14 @@ int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
 		return -EINVAL;
 	}
 	for (;;) {
-		uint64_t now = lhp_now_ns();
+		uint64_t now = lh_now_ns();
 		int left = now < deadline ? (int)((deadline - now) / 1000000) : 0;
 
 		err = connect_once(res, left > 0 ? left : 1, &fd);
 		if (!err)
 			break;
 		/* Refused: the server may not listen yet (perftest's pitfall); retry */
-		if (err != -ECONNREFUSED || lhp_now_ns() >= deadline)
+		if (err != -ECONNREFUSED || lh_now_ns() >= deadline)
 			break;
 		{
 			struct timespec ts = { .tv_nsec = CTRL_RETRY_MS * 1000000L };
@@ -276,7 +276,7 @@ int lhp_ctrl_printf(struct lhp_ctrl *c, const char *fmt, ...)
 
 int lhp_ctrl_getline(struct lhp_ctrl *c, char *line, size_t cap, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms > 0 ? lhp_now_ns() + (uint64_t)timeout_ms * 1000000 : 0;
+	uint64_t deadline = timeout_ms > 0 ? lh_now_ns() + (uint64_t)timeout_ms * 1000000 : 0;
 
 	for (;;) {
 		char *nl = memchr(c->buf, '\n', c->len);
@@ -304,7 +304,7 @@ int lhp_ctrl_getline(struct lhp_ctrl *c, char *line, size_t cap, int timeout_ms)
 		} else if (timeout_ms == 0) {
 			wait = 0;
 		} else {
-			uint64_t now = lhp_now_ns();
+			uint64_t now = lh_now_ns();
 
 			wait = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 		}

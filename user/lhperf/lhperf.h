@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "clock.h"
 #include "pkt.h"
 #include "pktio.h"
 
@@ -309,7 +310,6 @@ void lhp_report(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
 void lhp_report_setup_error(FILE *out, const struct lhp_opts *o, const char *what);
 
 /* ---- misc ---- */
-uint64_t lhp_now_ns(void);
 uint64_t lhp_random64(void);
 double lhp_cpu_seconds(void);
 const char *lhp_op_name(enum lhp_op op);

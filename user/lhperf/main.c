@@ -412,14 +412,6 @@ int main(int argc, char **argv)
 
 /* ---- helpers shared by the other files ---- */
 
-uint64_t lhp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t lhp_random64(void)
 {
 	static uint64_t fallback = 0x9e3779b97f4a7c15ull;
@@ -427,7 +419,7 @@ uint64_t lhp_random64(void)
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
 		return v;
-	fallback ^= lhp_now_ns();
+	fallback ^= lh_now_ns();
 	fallback *= 0xbf58476d1ce4e5b9ull;
 	return fallback ^ (fallback >> 29);
 }

@@ -571,7 +571,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 
 static void req_run(struct req_ctx *x)
 {
-	uint64_t now = lhp_now_ns();
+	uint64_t now = lh_now_ns();
 	unsigned int batch = x->port.batch;
 
 	x->t_start = x->progress_ns = x->last_ping = x->last_ctrl = x->tok_ns = now;
@@ -587,7 +587,7 @@ static void req_run(struct req_ctx *x)
 		struct pollfd pfd[2];
 		struct timespec ts;
 
-		now = lhp_now_ns();
+		now = lh_now_ns();
 		for (k = 0; k < 8; k++) {
 			n = lh_pktio_recv(x->port.io, x->port.rx, batch, 0);
 			if (n <= 0)
@@ -667,7 +667,7 @@ static void req_run(struct req_ctx *x)
 static void req_collect(struct req_ctx *x)
 {
 	uint32_t i;
-	uint64_t end = x->t_last_done ? x->t_last_done : lhp_now_ns();
+	uint64_t end = x->t_last_done ? x->t_last_done : lh_now_ns();
 
 	for (i = 0; i < x->nqps; i++) {
 		struct lhp_req_qp *q = &x->qps[i];

@@ -305,7 +305,7 @@ static int resp_run(struct resp_ctx *x)
 	uint64_t now;
 	int n, r, err;
 
-	x->last_ping = lhp_now_ns();
+	x->last_ping = lh_now_ns();
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = lh_pktio_fd(x->port.io), .events = POLLIN },
@@ -314,7 +314,7 @@ static int resp_run(struct resp_ctx *x)
 
 		if (poll(pfd, 2, WAIT_MS) < 0 && errno != EINTR)
 			return -errno;
-		now = lhp_now_ns();
+		now = lh_now_ns();
 		do {
 			n = lh_pktio_recv(x->port.io, x->port.rx, batch, 0);
 			if (n < 0) {

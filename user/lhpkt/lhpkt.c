@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 #include "pcap.h"
@@ -599,7 +600,6 @@ static int cmd_send(int argc, char **argv)
 	struct build_opts o;
 	uint8_t buf[9216];
 	unsigned long i, burst;
-	struct timespec now;
 	uint64_t t0;
 	int err;
 
@@ -618,8 +618,7 @@ static int cmd_send(int argc, char **argv)
 	if (!o.have_dmac)
 		memset(o.spec.dst_mac, 0xff, 6);
 	burst = o.burst ? o.burst : 1;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	t0 = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	t0 = lh_now_ns();
 	for (i = 0; i < o.count; i++) {
 		struct lh_frame f;
 		ssize_t n = build_one(&o, i, buf, sizeof(buf));

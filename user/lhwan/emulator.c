@@ -31,6 +31,7 @@
 
 #include "json.h"
 #include "lhwan.h"
+#include "units.h"
 #include "log.h"
 #include "lossmodel.h"
 #include "pkt.h"
@@ -272,7 +273,7 @@ static int parse_stall(const char *val, struct lh_loss_spec *spec, uint64_t *ns,
 	}
 	memcpy(buf, val, n);
 	buf[n] = 0;
-	if (parse_time_ns(sep + 5, ns) || !*ns || *ns > 10000000000ULL) {
+	if (lh_parse_time_ns(sep + 5, NULL, ns) || !*ns || *ns > 10000000000ULL) {
 		snprintf(err, errlen, "TIME '%s': want 1us to 10s", sep + 5);
 		return -EINVAL;
 	}
@@ -333,7 +334,7 @@ static int parse_args(struct emu *e, int argc, char **argv)
 	uint32_t p, corr, gap;
 	int c;
 
-	e->seed = mono_ns() ^ ((uint64_t)getpid() << 32);
+	e->seed = lh_now_ns() ^ ((uint64_t)getpid() << 32);
 	e->threads = 2;
 	e->pool = DEFAULT_POOL;
 	while ((c = getopt_long(argc, argv, "d:J:r:l:s:jpvh", opts, NULL)) != -1) {
@@ -349,11 +350,11 @@ static int parse_args(struct emu *e, int argc, char **argv)
 				continue;
 			switch (c) {
 			case 'd':
-				if (parse_time_ns(val, &cfg->delay_ns))
+				if (lh_parse_time_ns(val, NULL, &cfg->delay_ns))
 					goto bad;
 				break;
 			case 'J':
-				if (parse_time_ns(val, &cfg->jitter_ns))
+				if (lh_parse_time_ns(val, NULL, &cfg->jitter_ns))
 					goto bad;
 				break;
 			case OPT_JITTER_DIST:
@@ -368,11 +369,11 @@ static int parse_args(struct emu *e, int argc, char **argv)
 				cfg->jitter_reorder = true;
 				break;
 			case 'r':
-				if (parse_rate_bps(val, &cfg->rate_bps))
+				if (lh_parse_rate_bps(val, false, &cfg->rate_bps))
 					goto bad;
 				break;
 			case OPT_QUEUE:
-				if (parse_bytes(val, &cfg->queue_bytes))
+				if (lh_parse_bytes(val, &cfg->queue_bytes))
 					goto bad;
 				break;
 			case OPT_OVERHEAD:
@@ -463,11 +464,11 @@ static int parse_args(struct emu *e, int argc, char **argv)
 			e->stats_file = optarg;
 			break;
 		case OPT_STATS_INTERVAL:
-			if (parse_time_ns(optarg, &e->stats_interval_ns))
+			if (lh_parse_time_ns(optarg, NULL, &e->stats_interval_ns))
 				goto bad;
 			break;
 		case OPT_DURATION:
-			if (parse_time_ns(optarg, &v))
+			if (lh_parse_time_ns(optarg, NULL, &v))
 				goto bad;
 			e->duration_ns = v;
 			break;
@@ -961,7 +962,7 @@ static int dir_rx(struct emu *e, struct dir *d)
 	 * meanwhile left up to 0.5 ms before their delay (21-lhwan: 2.50 ms
 	 * measured for 5 +- 2 ms).
 	 */
-	now = mono_ns();
+	now = lh_now_ns();
 	d->nr_free -= (uint32_t)n;
 	for (i = 0; i < (unsigned int)n; i++) {
 		if (f[i].len < f[i].cap)
@@ -996,7 +997,7 @@ static bool dir_tx(struct dir *d, uint64_t now)
 		}
 		sent = lh_pktio_send(d->tx->io, f, n);
 		if (sent > 0) {
-			uint64_t t = mono_ns(), when, late;
+			uint64_t t = lh_now_ns(), when, late;
 
 			for (i = 0; i < (uint32_t)sent; i++) {
 				when = d->tw.when[d->pend[d->pend_off + i]];
@@ -1046,7 +1047,7 @@ static void *worker_run(void *arg)
 		got = 0;
 		for (i = 0; i < w->nr; i++)
 			got += dir_rx(w->e, w->dirs[i]);
-		now = mono_ns();
+		now = lh_now_ns();
 		next = UINT64_MAX;
 		for (i = 0; i < w->nr; i++) {
 			blocked[i] = dir_tx(w->dirs[i], now);
@@ -1065,7 +1066,7 @@ static void *worker_run(void *arg)
 				pfd[np++].events = POLLOUT;
 			}
 		}
-		now = mono_ns();
+		now = lh_now_ns();
 		wait = next > now ? next - now : 0;
 		if (wait > MAX_SLEEP_NS)
 			wait = MAX_SLEEP_NS;
@@ -1183,7 +1184,7 @@ static void write_stats(struct emu *e, FILE *out, bool pretty, const char *state
 	lh_json_string_field(j, "match", e->match_roce ? "roce" : "all");
 	lh_json_int_field(j, "threads", e->threads);
 	lh_json_uint_field(j, "pool", e->pool);
-	lh_json_double_field(j, "uptime_s", (double)(mono_ns() - e->started_ns) / 1e9);
+	lh_json_double_field(j, "uptime_s", (double)(lh_now_ns() - e->started_ns) / 1e9);
 	lh_json_bool_field(j, "loss_paused", loss_paused);
 	lh_json_name(j, "ports");
 	lh_json_start_object(j);
@@ -1242,7 +1243,7 @@ int emulator_main(int argc, char **argv)
 	err = open_ports(e);
 	if (err)
 		return 1;
-	now = mono_ns();
+	now = lh_now_ns();
 	for (d = 0; d < NR_DIRS; d++) {
 		err = dir_init(e, &e->dir[d], d, now);
 		if (err) {
@@ -1291,7 +1292,7 @@ int emulator_main(int argc, char **argv)
 		struct timespec ts = {0, 20000000}; /* 20 ms */
 
 		nanosleep(&ts, NULL);
-		now = mono_ns();
+		now = lh_now_ns();
 		if (e->duration_ns && now - e->started_ns >= e->duration_ns)
 			stop_flag = 1;
 		if (stats_flag || now >= next_stats) {

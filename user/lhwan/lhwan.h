@@ -17,17 +17,11 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "clock.h"
+
 int emulator_main(int argc, char **argv);
 int probe_main(int argc, char **argv);
 int dcloss_main(int argc, char **argv);
-
-static inline uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static inline uint64_t real_ns(void)
 {
@@ -36,13 +30,6 @@ static inline uint64_t real_ns(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
-
-/* "10ms", "250us", "1.5s", "800ns", "0"; returns 0 or -EINVAL */
-int parse_time_ns(const char *s, uint64_t *ns);
-/* tc's units: bit kbit mbit gbit tbit (bits/s), bps kbps mbps gbps (bytes/s); "0" = none */
-int parse_rate_bps(const char *s, uint64_t *bps);
-/* "64k", "2m", "1500" bytes */
-int parse_bytes(const char *s, uint64_t *bytes);
 
 /*
  * Attach an XDP program that passes everything to ifindex unless one is

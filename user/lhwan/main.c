@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * lhwan entry point: picks the subcommand (run, probe, dcloss), and the
- * helpers they share: unit parsing and the XDP pass program for veth ports.
+ * helper they share: the XDP pass program for veth ports.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,91 +18,6 @@
 
 #include "lhwan.h"
 #include "log.h"
-
-static int parse_scaled(const char *s, double *v, const char **unit)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	if (errno || end == s || !isfinite(*v) || *v < 0)
-		return -EINVAL;
-	*unit = end;
-	return 0;
-}
-
-int parse_time_ns(const char *s, uint64_t *ns)
-{
-	static const struct {
-		const char *name;
-		double mult;
-	} units[] = {{"ns", 1},	    {"us", 1e3}, {"usec", 1e3}, {"ms", 1e6},
-		     {"msec", 1e6}, {"s", 1e9},	 {"sec", 1e9}};
-	const char *u;
-	double v;
-	size_t i;
-
-	if (parse_scaled(s, &v, &u))
-		return -EINVAL;
-	if (!*u) {
-		if (v != 0)
-			return -EINVAL; /* a unit is required: 10 could mean anything */
-		*ns = 0;
-		return 0;
-	}
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (!strcmp(u, units[i].name)) {
-			*ns = (uint64_t)llround(v * units[i].mult);
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-int parse_rate_bps(const char *s, uint64_t *bps)
-{
-	static const struct {
-		const char *name;
-		double mult;
-	} units[] = {{"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12},
-		     {"bps", 8}, {"kbps", 8e3}, {"mbps", 8e6}, {"gbps", 8e9}};
-	const char *u;
-	double v;
-	size_t i;
-
-	if (parse_scaled(s, &v, &u))
-		return -EINVAL;
-	if (!*u) {
-		if (v != 0)
-			return -EINVAL;
-		*bps = 0;
-		return 0;
-	}
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (!strcasecmp(u, units[i].name)) {
-			*bps = (uint64_t)llround(v * units[i].mult);
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-int parse_bytes(const char *s, uint64_t *bytes)
-{
-	const char *u;
-	double v, mult = 1;
-
-	if (parse_scaled(s, &v, &u))
-		return -EINVAL;
-	if (!strcasecmp(u, "k") || !strcasecmp(u, "kb"))
-		mult = 1024;
-	else if (!strcasecmp(u, "m") || !strcasecmp(u, "mb"))
-		mult = 1024 * 1024;
-	else if (*u && strcasecmp(u, "b"))
-		return -EINVAL;
-	*bytes = (uint64_t)llround(v * mult);
-	return 0;
-}
 
 int xdp_pass_attach(int ifindex)
 {

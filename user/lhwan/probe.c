@@ -32,6 +32,7 @@
 
 #include "json.h"
 #include "lhwan.h"
+#include "units.h"
 #include "log.h"
 #include "pkt.h"
 #include "pktio.h"
@@ -225,7 +226,7 @@ static int parse_probe_args(struct probe_opts *o, int argc, char **argv)
 			o->pps = strtod(optarg, NULL);
 			break;
 		case O_RATE:
-			if (parse_rate_bps(optarg, &rate))
+			if (lh_parse_rate_bps(optarg, false, &rate))
 				goto bad;
 			break;
 		case O_BURST:
@@ -260,11 +261,11 @@ static int parse_probe_args(struct probe_opts *o, int argc, char **argv)
 			o->no_icrc = true;
 			break;
 		case O_TIMEOUT:
-			if (parse_time_ns(optarg, &o->timeout_ns))
+			if (lh_parse_time_ns(optarg, NULL, &o->timeout_ns))
 				goto bad;
 			break;
 		case O_IDLE:
-			if (parse_time_ns(optarg, &o->idle_ns))
+			if (lh_parse_time_ns(optarg, NULL, &o->idle_ns))
 				goto bad;
 			break;
 		case O_READY:
@@ -485,7 +486,7 @@ static int probe_send(struct probe_opts *o)
 	}
 	interval = o->pps > 0 ? 1e9 / o->pps : 0;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	t0 = mono_ns();
+	t0 = lh_now_ns();
 	while (seq < count && !probe_stop) {
 		n = o->burst;
 		if (count - seq < n)
@@ -494,7 +495,7 @@ static int probe_send(struct probe_opts *o)
 			/* pace: burst k leaves at t0 + k * burst * interval */
 			next = t0 + (uint64_t)((double)seq * interval);
 			/* sleep, never spin: the emulator under test shares the CPUs */
-			if (mono_ns() < next) {
+			if (lh_now_ns() < next) {
 				struct timespec ts = {.tv_sec = (time_t)(next / 1000000000ULL),
 						      .tv_nsec = (long)(next % 1000000000ULL)};
 
@@ -545,7 +546,7 @@ static int probe_send(struct probe_opts *o)
 		sent_total += (uint64_t)r;
 	}
 	printf("{\"sent\":%llu,\"seconds\":%.6f,\"size\":%zu}\n", (unsigned long long)sent_total,
-	       (double)(mono_ns() - t0) / 1e9,
+	       (double)(lh_now_ns() - t0) / 1e9,
 	       o->raw ? frame_len : 14 + l3_len(o->family) + 8 + pay);
 	ret = 0;
 out:
@@ -770,9 +771,9 @@ static int probe_recv(struct probe_opts *o)
 		if (f)
 			fclose(f);
 	}
-	start = mono_ns();
+	start = lh_now_ns();
 	while (!probe_stop) {
-		now = mono_ns();
+		now = lh_now_ns();
 		if (now - start > o->timeout_ns)
 			break;
 		if (o->raw) {

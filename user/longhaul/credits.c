@@ -240,7 +240,7 @@ int do_credits_show(struct lh_cli *cli)
 	out_key_width(20);
 	out_array_begin(NULL);
 	for (i = 0; i < n; i++)
-		print_flow(&e[i], now_ns());
+		print_flow(&e[i], lh_now_ns());
 	out_array_end();
 	if (!n && !out_json())
 		printf("no flows\n");

@@ -11,10 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define DEFAULT_PIN_ROOT "/sys/fs/bpf/longhaul"
-#define LOCK_DIR "/run/longhaul"
+#include "instance.h"
+
 #define INSTANCE_MAX 65
-#define PIN_DIR_MAX 200 /* as longhauld's: leaves room for map names */
 
 /* Exit statuses: the failure class, documented in `longhaul help` */
 enum {

@@ -31,9 +31,6 @@
 
 int target_init(struct lh_target *t, const char *instance, const char *pin_dir)
 {
-	char name[PIN_DIR_MAX];
-	size_t i;
-
 	memset(t, 0, sizeof(*t));
 	if (instance && pin_dir) {
 		pr_err("--instance and --pin-dir both name the pin directory: give one\n");
@@ -57,12 +54,7 @@ int target_init(struct lh_target *t, const char *instance, const char *pin_dir)
 	} else {
 		snprintf(t->pin_dir, sizeof(t->pin_dir), DEFAULT_PIN_ROOT);
 	}
-	/* longhauld's lock: its pin directory with every '/' made '_' */
-	snprintf(name, sizeof(name), "%s", t->pin_dir);
-	for (i = 0; name[i]; i++)
-		if (name[i] == '/')
-			name[i] = '_';
-	snprintf(t->lock_path, sizeof(t->lock_path), LOCK_DIR "/%s.lock", name);
+	lh_lock_path(t->lock_path, sizeof(t->lock_path), t->pin_dir);
 	return 0;
 }
 

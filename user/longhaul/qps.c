@@ -178,15 +178,6 @@ static void print_flags(__u32 flags)
 	out_array_end();
 }
 
-__u64 now_ns(void)
-{
-	struct timespec ts;
-
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 void print_age(const char *key, __u64 now, __u64 then)
 {
 	out_usec(key, !then ? OUT_USEC_NONE : now > then ? (now - then) / 1000 : 0);
@@ -340,7 +331,7 @@ int do_qps_show(struct lh_cli *cli)
 			goto out;
 		}
 	}
-	now = now_ns();
+	now = lh_now_ns();
 	out_key_width(22);
 	out_array_begin(NULL);
 	for (i = 0; i < n; i++) {

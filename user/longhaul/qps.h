@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "clock.h"
 #include "lh_maps.h"
 #include "pins.h"
 
@@ -30,7 +31,6 @@ void addr_str(const __u8 *a, char *buf, size_t size);
 /* --key SRC,DST,QPN into a key; LH_EXIT_USAGE (printed) when it is not one */
 int key_parse(const char *arg, struct lh_qp_key *k);
 /* CLOCK_MONOTONIC in ns: what bpf_ktime_get_ns() returns */
-__u64 now_ns(void);
 /* key: microseconds from then to now (JSON null / "-" when then is 0) */
 void print_age(const char *key, __u64 now, __u64 then);
 /* The QP owns ring qp->ring of an lh_ring with nr_rings entries */

@@ -479,7 +479,7 @@ static void gw_pace_arm(struct agent *ag, bool on)
 	if (on) {
 		its.it_interval.tv_nsec = PACE_US * 1000;
 		its.it_value = its.it_interval;
-		ag->gw_pace_ns = lhd_ktime_ns();
+		ag->gw_pace_ns = lh_now_ns();
 		ag->gw_tokens = 0;
 	}
 	timerfd_settime(ag->pace_fd, 0, &its, NULL);
@@ -520,7 +520,7 @@ static void gw_enqueue(struct agent *ag, const struct lh_qp_key *k, uint32_t rin
 
 static uint32_t now_ms(void)
 {
-	uint32_t ms = (uint32_t)(lhd_ktime_ns() / 1000000);
+	uint32_t ms = (uint32_t)(lh_now_ns() / 1000000);
 
 	return ms ? ms : 1; /* as lh_now_ms() */
 }
@@ -589,7 +589,7 @@ static size_t gw_send(struct agent *ag, const struct gw_req *r)
 	m->psn = r->psn;
 	m->ms = now_ms();
 	m->tries++;
-	sentry_est_of(ag, &r->k)->resend_ns = lhd_ktime_ns();
+	sentry_est_of(ag, &r->k)->resend_ns = lh_now_ns();
 	ag->st.gw_resent++;
 	return len;
 stale:
@@ -600,7 +600,7 @@ stale:
 /* The pacer: send from the queue at --resend-rate, no window */
 static void gw_pace(struct agent *ag)
 {
-	uint64_t now = lhd_ktime_ns();
+	uint64_t now = lh_now_ns();
 	double rate = (double)ag->cfg->resend_rate_bps / 8 / 1e9; /* bytes per ns */
 	double burst = rate * PACE_US * 2000; /* two periods' worth */
 
@@ -735,7 +735,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case LH_EV_SACK_DUE:
 		if (!bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
-			send_sack(ag, &k, &qp, lhd_ktime_ns());
+			send_sack(ag, &k, &qp, lh_now_ns());
 		break;
 	case LH_EV_RESEND:
 		if (ag->gwq && !bpf_map_lookup_elem(ag->qp_fd, &k, &qp))
@@ -1286,7 +1286,7 @@ static void tick_rate(struct agent *ag)
 static void tick(struct agent *ag)
 {
 	const struct lhd_config *cfg = ag->cfg;
-	uint64_t now = lhd_ktime_ns(), idle = (uint64_t)cfg->qp_idle_s * 1000000000ull;
+	uint64_t now = lh_now_ns(), idle = (uint64_t)cfg->qp_idle_s * 1000000000ull;
 	uint64_t sack_ns = (uint64_t)cfg->sack_time_us * 1000;
 	struct lh_qp_key gone[64];
 	int nr_gone = 0, i;
@@ -1468,7 +1468,7 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	if (dp->stale)
 		forget_all(&ag);
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
-	ag.report_seq = (uint32_t)(lhd_ktime_ns() >> 10) | 1;
+	ag.report_seq = (uint32_t)(lh_now_ns() >> 10) | 1;
 	if (open_wan_io(&ag) || open_dc_io(&ag)) {
 		pr_warn("raw sockets on the WAN interfaces and %s for NACKs and kicks failed\n",
 			cfg->dc.name);

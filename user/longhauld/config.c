@@ -17,6 +17,7 @@
 #include "config.h"
 #include "log.h"
 #include "report.h"
+#include "units.h"
 #include "rsvp_key.h"
 
 enum {
@@ -221,48 +222,23 @@ void lhd_usage(FILE *f)
 		EXIT_USAGE, EXIT_NO_IFACE, EXIT_BUSY, EXIT_KERNEL);
 }
 
-/* "250us", "20ms", "1s", "5" (ms) -> microseconds */
+/* "250us", "20ms", "1s", "5" (ms) -> microseconds (units.h) */
 static int parse_time_us(const char *s, uint32_t *us)
 {
-	char *end;
-	double v = strtod(s, &end);
-	double mult = 1000;
+	uint64_t ns;
 
-	if (end == s || v < 0)
+	if (lh_parse_time_ns(s, "ms", &ns))
 		return -EINVAL;
-	if (!strcmp(end, "us"))
-		mult = 1;
-	else if (!strcmp(end, "ms") || !*end)
-		mult = 1000;
-	else if (!strcmp(end, "s"))
-		mult = 1e6;
-	else
-		return -EINVAL;
-	if (v * mult > UINT32_MAX)
+	if (ns / 1000 > UINT32_MAX)
 		return -ERANGE;
-	*us = (uint32_t)(v * mult);
+	*us = (uint32_t)(ns / 1000);
 	return 0;
 }
 
-/* "100mbit", "10gbit", "1g", "500m", "2000000" (bit/s) -> bit/s */
+/* "100mbit", "10gbit", "1g", "500m", "2000000" (bit/s) -> bit/s, not 0 */
 static int parse_rate(const char *s, uint64_t *bps)
 {
-	char *end;
-	double v = strtod(s, &end);
-	double mult = 1;
-
-	if (end == s || v <= 0)
-		return -EINVAL;
-	if (!strcasecmp(end, "kbit") || !strcasecmp(end, "k"))
-		mult = 1e3;
-	else if (!strcasecmp(end, "mbit") || !strcasecmp(end, "m"))
-		mult = 1e6;
-	else if (!strcasecmp(end, "gbit") || !strcasecmp(end, "g"))
-		mult = 1e9;
-	else if (*end && strcasecmp(end, "bit"))
-		return -EINVAL;
-	*bps = (uint64_t)(v * mult);
-	return 0;
+	return lh_parse_rate_bps(s, true, bps) || !*bps ? -EINVAL : 0;
 }
 
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
@@ -291,18 +267,9 @@ static int set_iface(struct lh_iface *ifc, const char *name, const char *opt)
 /* "65536", "64k", "4m" (powers of 1024) -> bytes in [min, max] */
 static int parse_size(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end || v < min || v > max)
+	if (lh_parse_bytes(s, &v) || v < min || v > max)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;

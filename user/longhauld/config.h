@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <net/if.h>
 
-#define PIN_DIR_MAX 200 /* bpffs path of the pins; leaves room for map names */
-#define DEFAULT_PIN_ROOT "/sys/fs/bpf/longhaul"
+#include "instance.h"
+
 /* the least --pool-slots by default: a window of 128 PSNs (rxe) for each of 32 QPs, 17 MiB */
 #define LH_POOL_MIN_DEFAULT 4096
 

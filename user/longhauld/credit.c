@@ -325,7 +325,7 @@ static void send_path(struct cr_agent *a, struct cr_flow *f, int i)
 			a->c.tx_path++;
 	}
 	p->tries++;
-	p->next_try_ns = lhd_ktime_ns() + (ms_ns(f->refresh_ms) << p->refusals);
+	p->next_try_ns = lh_now_ns() + (ms_ns(f->refresh_ms) << p->refusals);
 }
 
 /*
@@ -396,7 +396,7 @@ static void send_reserve(struct cr_agent *a, struct cr_flow *f, struct cr_up *u,
 		a->c.tx_heartbeat++;
 	a->c.data_bytes_credited += fresh;
 	u->returned = fwd;
-	u->last_tx_ns = lhd_ktime_ns();
+	u->last_tx_ns = lh_now_ns();
 }
 
 static void send_end(struct cr_agent *a, struct cr_flow *f, int i)
@@ -416,7 +416,7 @@ static void send_end(struct cr_agent *a, struct cr_flow *f, int i)
 			a->c.tx_end++;
 	}
 	p->tries++;
-	p->next_try_ns = lhd_ktime_ns() + ms_ns(f->refresh_ms);
+	p->next_try_ns = lh_now_ns() + ms_ns(f->refresh_ms);
 }
 
 static void send_end_ack(struct cr_agent *a, const struct rsvp_msg *end, uint32_t to)
@@ -474,7 +474,7 @@ static struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, 
 	f->dqpn = dqpn;
 	f->first = first;
 	f->refresh_ms = refresh_ms;
-	f->last_activity_ns = lhd_ktime_ns();
+	f->last_activity_ns = lh_now_ns();
 	/* the paths: the most specific --credit-route prefixes holding dst, in their order */
 	for (i = 0; i < a->cfg->n_cr_routes; i++) {
 		const struct lhd_cr_route *r = &a->cfg->cr_routes[i];
@@ -512,7 +512,7 @@ static struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, 
 	}
 	if (!first) {
 		/* the program counts what a transit or last hop forwards from here on */
-		struct lh_cr_flow zero = { .first_ns = lhd_ktime_ns() };
+		struct lh_cr_flow zero = { .first_ns = lh_now_ns() };
 
 		bpf_map_update_elem(a->flow_fd, &f->key, &zero, BPF_NOEXIST);
 	}
@@ -692,7 +692,7 @@ static void on_path(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from)
 		u->local = local_addr_to(from);
 	}
 	u->lih = m->hop.lih;
-	u->last_rx_ns = lhd_ktime_ns();
+	u->last_rx_ns = lh_now_ns();
 	f->last_activity_ns = u->last_rx_ns;
 	if (f->dead_end) {
 		send_path_err(a, f); /* still nothing onward: no credit to give */
@@ -719,7 +719,7 @@ static uint64_t limit_bytes(uint64_t limit, uint8_t unit)
 static void on_reserve(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from,
 		       struct cr_flow *f)
 {
-	uint64_t now = lhd_ktime_ns(), limit;
+	uint64_t now = lh_now_ns(), limit;
 	int i = path_of(f, from, m->hop.lih);
 	struct cr_path *p;
 
@@ -869,7 +869,7 @@ static void on_path_err(struct cr_agent *a, uint32_t from, struct cr_flow *f)
 	/* probed again with Path inits, backing off while the hop keeps refusing: R, 2R ... 64R */
 	p->tries = 1;
 	p->refusals += p->refusals < 6;
-	p->next_try_ns = lhd_ktime_ns() + (ms_ns(f->refresh_ms) << p->refusals);
+	p->next_try_ns = lh_now_ns() + (ms_ns(f->refresh_ms) << p->refusals);
 	f->grant.alive[i] = 0;
 	grant_write(a, f);
 }
@@ -1028,7 +1028,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	f->queued++;
 	f->queued_bytes += ev->len;
 	a->c.held++;
-	f->last_activity_ns = lhd_ktime_ns();
+	f->last_activity_ns = lh_now_ns();
 	release(a, f);
 	return 0;
 }
@@ -1174,7 +1174,7 @@ static void tick_end(struct cr_agent *a, struct cr_flow *f, uint64_t now)
 
 static void tick(struct cr_agent *a)
 {
-	uint64_t now = lhd_ktime_ns(), idle = ms_ns(a->cfg->cr_idle_ms);
+	uint64_t now = lh_now_ns(), idle = ms_ns(a->cfg->cr_idle_ms);
 
 	for (unsigned int b = 0; b < CR_BUCKETS; b++) {
 		struct cr_flow *f = a->buckets[b], *next;
@@ -1265,7 +1265,7 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 	a->rsvp_fd = a->inj_fd = -1;
 	a->flow_fd = lhd_map_fd(dp, "lh_cr_flow");
 	a->grant_fd = lhd_map_fd(dp, "lh_cr_grant");
-	a->epoch = (uint32_t)(lhd_ktime_ns() >> 20) & 0xffffff;
+	a->epoch = (uint32_t)(lh_now_ns() >> 20) & 0xffffff;
 	if (cfg->rsvp_key_len) {
 		a->keyed =
 			!rsvp_key_init(&a->key, cfg->rsvp_key_id, cfg->rsvp_key, cfg->rsvp_key_len);

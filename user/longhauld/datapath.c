@@ -757,7 +757,7 @@ int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config 
 {
 	struct lh_pair_guard g = { 0 };
 	uint32_t zero = 0;
-	uint64_t until = lhd_ktime_ns() + 4000ull * cfg->wan_rtt_us + 100000000ull;
+	uint64_t until = lh_now_ns() + 4000ull * cfg->wan_rtt_us + 100000000ull;
 	int fd = lhd_map_fd(dp, "lh_pair_guard");
 
 	if (fd < 0 || (dp->adopted && !dp->stale))
@@ -812,7 +812,7 @@ static bool kept_passed(struct lhd_datapath *dp, uint64_t *before)
 	*before = agentless_passed(dp);
 	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &c) || !(c.flags & LH_CFG_AGENTLESS))
 		return false;
-	alone_ns = (int64_t)(lhd_ktime_ns() - c.agentless_since_ns);
+	alone_ns = (int64_t)(lh_now_ns() - c.agentless_since_ns);
 	dp->alone_ms = alone_ns < 0 ? 0 :
 		       alone_ns / 1000000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(alone_ns / 1000000);
 	if (alone_ns + 10000000ll <= (int64_t)c.agentless_ms * 1000000)
@@ -1373,7 +1373,7 @@ static void mark_agentless(struct lhd_datapath *dp)
 
 	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &c))
 		return;
-	c.agentless_since_ns = lhd_ktime_ns();
+	c.agentless_since_ns = lh_now_ns();
 	c.flags |= LH_CFG_AGENTLESS;
 	if (bpf_map_update_elem(fd, &zero, &c, BPF_EXIST))
 		pr_warn("mark the kept data path agentless: %s\n", strerror(errno));

@@ -6,16 +6,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
-
-/* Now on bpf_ktime_get_ns()'s clock (CLOCK_MONOTONIC), for times the programs compare */
-static inline uint64_t lhd_ktime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct bpf_object;
 struct bpf_link;

@@ -26,7 +26,6 @@
 #include "datapath.h"
 #include "log.h"
 
-#define LOCK_DIR "/run/longhaul"
 #define BPF_FS_MAGIC_NUM 0xcafe4a11
 
 /* 1: stop; STOP_KEEP: stop and leave the data path running for the next agent */
@@ -103,18 +102,12 @@ static void wan_list_json(const struct lhd_config *cfg, char *buf, size_t size)
 
 static int take_lock(const struct lhd_config *cfg)
 {
-	char name[PIN_DIR_MAX];
 	struct stat a, b;
-	size_t i;
 	int fd;
 
-	snprintf(name, sizeof(name), "%s", cfg->pin_dir);
-	for (i = 0; name[i]; i++)
-		if (name[i] == '/')
-			name[i] = '_';
 	if (mkdir(LOCK_DIR, 0755) && errno != EEXIST)
 		return -errno;
-	snprintf(lock_path, sizeof(lock_path), LOCK_DIR "/%s.lock", name);
+	lh_lock_path(lock_path, sizeof(lock_path), cfg->pin_dir);
 	for (;;) {
 		fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0)

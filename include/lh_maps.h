@@ -459,7 +459,6 @@ struct lh_resend_meta {
 /* Gateway configuration (lh_config, one entry), written by longhauld */
 struct lh_config {
 	__u32 dc_ifindex;
-	__u32 wan_ifindex;
 	__u32 flags; /* LH_CFG_* */
 	__u32 resend_guard_ms; /* Sentry: no re-send of a copy that went out this recently */
 	/*
@@ -476,7 +475,6 @@ struct lh_config {
 	 * would wait, and a NIC's retry budget runs out meanwhile
 	 */
 	__u32 agentless_ms;
-	__u32 pad;
 	__u64 agentless_since_ns;
 	/*
 	 * Sentry with LH_CFG_REPORT_MAC: the SipHash-2-4 key words the peers'

@@ -447,7 +447,6 @@ static const struct field_spec cr_grant_fields[] = {
 
 static const struct field_spec config_fields[] = {
 	FIELD(lh_config, dc_ifindex),
-	FIELD(lh_config, wan_ifindex),
 	FIELD(lh_config, flags),
 };
 

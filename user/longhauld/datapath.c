@@ -659,7 +659,6 @@ static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cf
 {
 	struct lh_config bc = {
 		.dc_ifindex = (uint32_t)cfg->dc.ifindex,
-		.wan_ifindex = (uint32_t)cfg->wan[0].ifindex, /* the first: no program reads it */
 		.flags = (cfg->depot ? LH_CFG_DEPOT : 0) | (cfg->sentry ? LH_CFG_SENTRY : 0) |
 			 (cfg->gateway ? LH_CFG_GATEWAY : 0) | (cfg->n_peers ? LH_CFG_PEERS : 0) |
 			 (cfg->report_key_set ? LH_CFG_REPORT_MAC : 0) |

@@ -229,23 +229,16 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		lh_count(st, LH_STAT_DEPOT_WINDOW);
 		return XDP_PASS;
 	case DEPOT_HOLD:
-		lh_count(st, LH_STAT_DEPOT_HELD);
-		lh_count(st, LH_STAT_DROP);
-		return XDP_DROP;
+		return lh_drop(st, LH_STAT_DEPOT_HELD);
 	case DEPOT_HOLD_NACK:
 		lh_count(st, LH_STAT_DEPOT_HELD);
 		lh_event(LH_EV_GAP, &key, psn, 0); /* the agent sends the report */
-		if (!(READ_ONCE(qp->flags) & LH_QPF_PAIRED)) {
-			lh_count(st, LH_STAT_DEPOT_UNPAIRED); /* the agent NACKs once paired */
-			lh_count(st, LH_STAT_DROP);
-			return XDP_DROP;
-		}
+		if (!(READ_ONCE(qp->flags) & LH_QPF_PAIRED))
+			return lh_drop(st, LH_STAT_DEPOT_UNPAIRED); /* the agent NACKs once paired */
+		/* no NACK built: held all the same, the agent's timer NACKs */
 		if (lh_xdp_make_nak(ctx, p, qp->peer_qpn, gap_start, qp->msn,
-				    LH_DNACK_MARK | ((gap_len - 1) & LH_DNACK_LEN_MASK))) {
-			lh_count(st, LH_STAT_NAK_BUILD_FAIL);
-			lh_count(st, LH_STAT_DROP);
-			return XDP_DROP; /* held all the same; the agent's timer NACKs */
-		}
+				    LH_DNACK_MARK | ((gap_len - 1) & LH_DNACK_LEN_MASK)))
+			return lh_drop(st, LH_STAT_NAK_BUILD_FAIL);
 		qp->last_nack_ns = now;
 		if (psn_diff(gap_start, qp->d_nacked_psn) > 0)
 			qp->d_nacked_psn = gap_start; /* racy: a hint for the DC timer */
@@ -253,9 +246,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		return XDP_PASS; /* the kernel routes the NACK back over the WAN */
 	case DEPOT_DUP_HELD:
 		lh_slot_free(idx);
-		lh_count(st, LH_STAT_DEPOT_DUP_HELD);
-		lh_count(st, LH_STAT_DROP);
-		return XDP_DROP;
+		return lh_drop(st, LH_STAT_DEPOT_DUP_HELD);
 	case DEPOT_RING_BUSY:
 		lh_slot_free(idx);
 		lh_count(st, LH_STAT_DEPOT_RING_BUSY);

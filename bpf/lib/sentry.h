@@ -683,9 +683,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		lh_count(st, LH_STAT_SENTRY_NACK);
 		return XDP_PASS; /* the kernel routes the NAK back to the sender */
 	case SENTRY_GAP_DROP:
-		lh_count(st, LH_STAT_SENTRY_GAP_DROP);
-		lh_count(st, LH_STAT_DROP);
-		return XDP_DROP;
+		return lh_drop(st, LH_STAT_SENTRY_GAP_DROP);
 	case SENTRY_UNPAIRED:
 		lh_count(st, LH_STAT_SENTRY_UNPAIRED);
 		return XDP_PASS;
@@ -708,19 +706,12 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		 */
 		if (psn_diff(psn, READ_ONCE(qp->s_una)) >= 0)
 			sentry_cache(ctx, p, qp, false, st);
-		lh_count(st, LH_STAT_SENTRY_SR_DROP);
-		lh_count(st, LH_STAT_DROP);
-		return XDP_DROP;
+		return lh_drop(st, LH_STAT_SENTRY_SR_DROP);
 	case SENTRY_ACKED_DROP:
-		lh_count(st, LH_STAT_SENTRY_ACKED_DROP);
-		lh_count(st, LH_STAT_DROP);
-		return XDP_DROP;
+		return lh_drop(st, LH_STAT_SENTRY_ACKED_DROP);
 	case SENTRY_ACK_ECHO:
-		if (lh_xdp_make_ack(ctx, p, qp->peer_qpn, nak_psn, qp->msn)) {
-			lh_count(st, LH_STAT_NAK_BUILD_FAIL);
-			lh_count(st, LH_STAT_DROP);
-			return XDP_DROP;
-		}
+		if (lh_xdp_make_ack(ctx, p, qp->peer_qpn, nak_psn, qp->msn))
+			return lh_drop(st, LH_STAT_NAK_BUILD_FAIL);
 		lh_count(st, LH_STAT_SENTRY_ACK_ECHO);
 		return XDP_PASS; /* the kernel routes the ACK back to the sender */
 	default:

@@ -103,6 +103,16 @@ struct dc_timer {
 	uint8_t tries;
 };
 
+/* Per ring: the agent's state of the QP that has the ring (Depot, mostly) */
+struct ring_state {
+	uint64_t nacked_ns; /* when the agent last NACKed the QP's gaps */
+	/* the last T/C-SACK report, and the QP's last_rx_ns it covered */
+	uint64_t sack_ns, sack_rx_ns;
+	struct dc_timer dc; /* dc_timer() */
+	uint32_t hot_at; /* its place in the hot set + 1, 0 when not in it (LR2 alone) */
+	uint8_t nack_tries; /* Depot-NACK retries since the QP last moved (backoff) */
+};
+
 struct agent {
 	const struct lhd_config *cfg;
 	struct lhd_datapath *dp;
@@ -113,10 +123,8 @@ struct agent {
 	struct lh_pktio *dc_io;
 	uint8_t dc_mac[6];
 	struct lhd_agent_stats st;
-	/* per ring: when the agent last NACKed that QP's gaps (Depot) */
-	uint64_t *nacked_ns;
-	/* per ring: the last T/C-SACK report, and the QP's last_rx_ns it covered (Depot) */
-	uint64_t *sack_ns, *sack_rx_ns;
+	/* what the agent keeps per ring (the QP that has it), cfg->rings of them */
+	struct ring_state *rs;
 	/* Sentry: per QP, by a hash of its key: silence rate limit, RTT estimate */
 	struct sentry_est *est;
 	uint32_t path_rto_us; /* the largest RTO of the QPs last tick: the re-send guard */
@@ -124,10 +132,6 @@ struct agent {
 	uint32_t path_srtt_us; /* ... and the largest srtt: every QP's RTO is at least that */
 	uint32_t path_stay_us; /* ... and the longest a copy stays (the QPs' s_stay_*) */
 	uint32_t guard_ms; /* ... as written to lh_config */
-	/* Depot: per ring, Depot-NACK retries since the QP last moved (backoff) */
-	uint8_t *nack_tries;
-	/* Depot: per ring, the DC timer (dc_timer()) */
-	struct dc_timer *dc;
 	uint32_t report_seq;
 	/* the tick came late (timer expirations missed): the agent itself was not running */
 	bool tick_late;
@@ -157,7 +161,6 @@ struct agent {
 		struct lh_qp_key k;
 		uint32_t ring;
 	} *hot;
-	uint32_t *hot_at; /* per ring: its place in the hot set + 1, 0 when not in it */
 	uint32_t hot_n;
 	struct {
 		uint32_t rto_max_us, srtt_max_us, unmeasured, qps;
@@ -306,6 +309,7 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 	uint8_t buf[256], held[32];
 	struct lh_pkt_spec s;
 	uint32_t nbits, gap, peer = qp->peer_qpn;
+	struct dc_timer *t;
 	ssize_t sz;
 
 	/* a T/C-SACK report goes even with nothing held: it says all arrived */
@@ -320,10 +324,10 @@ static int send_report(struct agent *ag, const struct lh_qp_key *k, const struct
 	if (held_bitmap(ag, qp, held, &nbits, &gap))
 		return -ENOENT;
 	/* the report's ePSN (and a NACK's PSN, not later) tells the sender what arrived */
-	if (qp->ring < ag->cfg->rings &&
-	    (!ag->dc[qp->ring].told_set || psn_diff(qp->d_deliv, ag->dc[qp->ring].told) > 0)) {
-		ag->dc[qp->ring].told = qp->d_deliv;
-		ag->dc[qp->ring].told_set = true;
+	t = qp->ring < ag->cfg->rings ? &ag->rs[qp->ring].dc : NULL;
+	if (t && (!t->told_set || psn_diff(qp->d_deliv, t->told) > 0)) {
+		t->told = qp->d_deliv;
+		t->told_set = true;
 	}
 	if (with_nack && gap) {
 		spec_to_requester(&s, k, qp);
@@ -371,8 +375,8 @@ static void send_sack(struct agent *ag, const struct lh_qp_key *k, const struct 
 	if (qp->ring >= ag->cfg->rings || !(qp->flags & LH_QPF_DEPOT))
 		return;
 	if (!send_report(ag, k, qp, false, true)) {
-		ag->sack_ns[qp->ring] = now;
-		ag->sack_rx_ns[qp->ring] = qp->last_rx_ns;
+		ag->rs[qp->ring].sack_ns = now;
+		ag->rs[qp->ring].sack_rx_ns = qp->last_rx_ns;
 	}
 }
 
@@ -843,7 +847,7 @@ static void forget_qp(struct agent *ag, const struct lh_qp_key *k, const struct 
 		bpf_map_update_elem(ag->ring_fd, &qp->ring, &ring, BPF_ANY);
 		bpf_map_update_elem(ag->ring_free_fd, NULL, &qp->ring, BPF_ANY);
 		if (qp->ring < ag->cfg->rings)
-			memset(&ag->dc[qp->ring], 0, sizeof(ag->dc[qp->ring]));
+			memset(&ag->rs[qp->ring].dc, 0, sizeof(struct dc_timer));
 	}
 	if (!keep_pair) {
 		memcpy(ack.saddr, k->daddr, 16);
@@ -1065,7 +1069,7 @@ static uint32_t dc_told(const struct dc_timer *t, const struct lh_qp *qp)
 static void dc_timer(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp,
 		     uint64_t now)
 {
-	struct dc_timer *t = &ag->dc[qp->ring];
+	struct dc_timer *t = &ag->rs[qp->ring].dc;
 	uint64_t rto = lh_rto_us(qp->d_srtt_us, qp->d_rttvar_us);
 	uint64_t wait = (rto > ag->cfg->dc_timeout_us ? rto : ag->cfg->dc_timeout_us) * 1000
 			<< (t->tries < 3 ? t->tries : 3);
@@ -1160,10 +1164,10 @@ static void depot_timers(struct agent *ag, const struct lh_qp_key *k, const stru
 	const struct lhd_config *cfg = ag->cfg;
 	uint64_t nack_to = (uint64_t)cfg->nack_timeout_us * 1000;
 	uint64_t sack_ns = (uint64_t)cfg->sack_time_us * 1000, retry_to;
+	struct ring_state *r = &ag->rs[qp->ring];
 
 	/* T/C-SACK, time trigger: a QP that received data since its last report */
-	if (sack_ns && qp->last_rx_ns != ag->sack_rx_ns[qp->ring] &&
-	    now - ag->sack_ns[qp->ring] >= sack_ns)
+	if (sack_ns && qp->last_rx_ns != r->sack_rx_ns && now - r->sack_ns >= sack_ns)
 		send_sack(ag, k, qp, now);
 	/* a release that should have happened: its filler never reached the DC egress */
 	if ((qp->flags & LH_QPF_RELEASING) && now > qp->last_progress_ns &&
@@ -1180,15 +1184,15 @@ static void depot_timers(struct agent *ag, const struct lh_qp_key *k, const stru
 	 * without progress doubles the wait (up to 16 x), so a queue
 	 * that outgrew --wan-rtt does not fill with NACKed copies.
 	 */
-	if (qp->last_progress_ns > ag->nacked_ns[qp->ring])
-		ag->nack_tries[qp->ring] = 0;
-	retry_to = nack_to << (ag->nack_tries[qp->ring] < 4 ? ag->nack_tries[qp->ring] : 4);
+	if (qp->last_progress_ns > r->nacked_ns)
+		r->nack_tries = 0;
+	retry_to = nack_to << (r->nack_tries < 4 ? r->nack_tries : 4);
 	if (qp->d_deliv != qp->d_high && now > qp->last_progress_ns &&
 	    now - qp->last_progress_ns > nack_to && now - qp->last_nack_ns > nack_to &&
-	    now - ag->nacked_ns[qp->ring] > retry_to) {
-		ag->nacked_ns[qp->ring] = now;
-		if (ag->nack_tries[qp->ring] < UINT8_MAX)
-			ag->nack_tries[qp->ring]++;
+	    now - r->nacked_ns > retry_to) {
+		r->nacked_ns = now;
+		if (r->nack_tries < UINT8_MAX)
+			r->nack_tries++;
 		send_report(ag, k, qp, true, false);
 	}
 }
@@ -1206,7 +1210,7 @@ static bool depot_hot(const struct agent *ag, const struct lh_qp *qp)
 		return true;
 	if (!ag->cfg->dc_timeout_us)
 		return false;
-	return psn_diff(dc_told(&ag->dc[qp->ring], qp), qp->d_acked) > 0;
+	return psn_diff(dc_told(&ag->rs[qp->ring].dc, qp), qp->d_acked) > 0;
 }
 
 /*
@@ -1219,13 +1223,13 @@ static void hot_add(struct agent *ag, const struct lh_qp_key *k, const struct lh
 
 	if (!ag->slow_scan || qp->ring >= ag->cfg->rings)
 		return;
-	at = ag->hot_at[qp->ring];
+	at = ag->rs[qp->ring].hot_at;
 	if (at) {
 		ag->hot[at - 1].k = *k;
 		return;
 	}
 	ag->hot[ag->hot_n++] = (struct hot_ent){ .k = *k, .ring = qp->ring };
-	ag->hot_at[qp->ring] = ag->hot_n;
+	ag->rs[qp->ring].hot_at = ag->hot_n;
 }
 
 /*
@@ -1243,11 +1247,11 @@ static void hot_tick(struct agent *ag, uint64_t now)
 		uint32_t ring = ag->hot[i].ring;
 
 		if (bpf_map_lookup_elem(ag->qp_fd, &k, &qp) || qp.ring != ring || !depot_hot(ag, &qp)) {
-			ag->hot_at[ring] = 0;
+			ag->rs[ring].hot_at = 0;
 			ag->hot_n--;
 			if (i < ag->hot_n) {
 				ag->hot[i] = ag->hot[ag->hot_n];
-				ag->hot_at[ag->hot[i].ring] = i + 1;
+				ag->rs[ag->hot[i].ring].hot_at = i + 1;
 			}
 			continue;
 		}
@@ -1433,13 +1437,9 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		goto out;
 	ag.config_fd = lhd_map_fd(dp, "lh_config");
 	ag.guard_ms = cfg->wan_rtt_us / 1000 + 1; /* as datapath.c set it */
-	ag.nacked_ns = calloc(cfg->rings, sizeof(*ag.nacked_ns));
-	ag.nack_tries = calloc(cfg->rings, sizeof(*ag.nack_tries));
-	ag.dc = calloc(cfg->rings, sizeof(*ag.dc));
+	ag.rs = calloc(cfg->rings, sizeof(*ag.rs));
 	ag.est = calloc(SILENCE_SLOTS, sizeof(*ag.est));
-	ag.sack_ns = calloc(cfg->rings, sizeof(*ag.sack_ns));
-	ag.sack_rx_ns = calloc(cfg->rings, sizeof(*ag.sack_rx_ns));
-	if (!ag.nacked_ns || !ag.sack_ns || !ag.sack_rx_ns || !ag.nack_tries || !ag.est || !ag.dc)
+	if (!ag.rs || !ag.est)
 		goto out;
 	ag.ring_buf = malloc(sizeof(*ag.ring_buf));
 	ag.tick_cap = cfg->max_qps;
@@ -1449,8 +1449,7 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		goto out;
 	ag.slow_scan = !cfg->sack_time_us && !cfg->gateway;
 	ag.hot = calloc(cfg->rings, sizeof(*ag.hot));
-	ag.hot_at = calloc(cfg->rings, sizeof(*ag.hot_at));
-	if (!ag.hot || !ag.hot_at)
+	if (!ag.hot)
 		goto out;
 	/* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
 	ag.pool_fd = lhd_map_fd(dp, "lh_pool");
@@ -1571,12 +1570,7 @@ out:
 	free(ag.tick_keys);
 	free(ag.tick_qps);
 	free(ag.hot);
-	free(ag.hot_at);
-	free(ag.nacked_ns);
-	free(ag.nack_tries);
-	free(ag.dc);
+	free(ag.rs);
 	free(ag.est);
-	free(ag.sack_ns);
-	free(ag.sack_rx_ns);
 	return rc;
 }

@@ -106,7 +106,7 @@ goodput_near() {
 # (41351 NIC timeouts; plain 0.268, 1173). The agents read every QP every
 # tick (1 ms): a quarter of a core each at 1024 QPs, taken from the
 # endpoints on this 2-core host, which tipped their 67 ms timers. They now
-# read 256 a tick (agent.c SCAN_PER_TICK): 4 runs back to back in one agent
+# read 256 a tick (agent_state.h SCAN_PER_TICK): 4 runs back to back in one agent
 # (4096 QPs in its table by the last) took 0.43-0.49 s of its CPU each
 # (0.4-2.1 s before), 0.26-0.27 Gb/s, 1082-1718 timeouts (plain 1290).
 # Paced at 0.2 as the lossless run above: a fresh-clone CI run at f8a0f19, on

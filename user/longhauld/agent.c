@@ -288,85 +288,185 @@ static int open_dc_io(struct agent *ag)
 	return 0;
 }
 
+/* fd of the data path's map name into *fd; false (said) when it has none */
+static bool map_of(struct agent *ag, const char *name, int *fd)
+{
+	*fd = lhd_map_fd(ag->dp, name);
+	if (*fd < 0)
+		pr_warn("agent: the data path has no map %s\n", name);
+	return *fd >= 0;
+}
+
+/* The agent's maps, memory and sockets; false (said) when one is missing */
+static bool agent_open(struct agent *ag)
+{
+	const struct lhd_config *cfg = ag->cfg;
+
+	if (!map_of(ag, "lh_qp", &ag->qp_fd) || !map_of(ag, "lh_ack", &ag->ack_fd) ||
+	    !map_of(ag, "lh_pair", &ag->pair_fd) || !map_of(ag, "lh_ring", &ag->ring_fd) ||
+	    !map_of(ag, "lh_pool_free", &ag->pool_free_fd) ||
+	    !map_of(ag, "lh_ring_free", &ag->ring_free_fd) ||
+	    !map_of(ag, "lh_hostpair", &ag->hostpair_fd) ||
+	    !map_of(ag, "lh_config", &ag->config_fd) ||
+	    /* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
+	    !map_of(ag, "lh_pool", &ag->pool_fd))
+		return false;
+	ag->guard_ms = cfg->wan_rtt_us / 1000 + 1; /* as datapath.c set it */
+	ag->rs = calloc(cfg->rings, sizeof(*ag->rs));
+	ag->est = calloc(SILENCE_SLOTS, sizeof(*ag->est));
+	ag->ring_buf = malloc(sizeof(*ag->ring_buf));
+	ag->slot_buf = malloc(sizeof(*ag->slot_buf));
+	ag->tick_cap = cfg->max_qps;
+	ag->tick_keys = calloc(ag->tick_cap, sizeof(*ag->tick_keys));
+	ag->tick_qps = calloc(ag->tick_cap, sizeof(*ag->tick_qps));
+	ag->slow_scan = !cfg->sack_time_us && !cfg->gateway;
+	ag->hot = calloc(cfg->rings, sizeof(*ag->hot));
+	if (!ag->rs || !ag->est || !ag->ring_buf || !ag->slot_buf || !ag->tick_keys ||
+	    !ag->tick_qps || !ag->hot) {
+		pr_warn("agent: out of memory\n");
+		return false;
+	}
+	if (cfg->gateway) {
+		ag->gwq_cap = cfg->gw_bound_pkts;
+		ag->gwq = calloc(ag->gwq_cap, sizeof(*ag->gwq));
+		ag->gw_marks = calloc((size_t)cfg->rings * LH_RING_SIZE, sizeof(*ag->gw_marks));
+		ag->pace_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (!ag->gwq || !ag->gw_marks || ag->pace_fd < 0) {
+			pr_warn("agent: gateway recovery's queue: %s\n", strerror(errno));
+			return false;
+		}
+	}
+	if (open_wan_io(ag) || open_dc_io(ag)) {
+		pr_warn("raw sockets on the WAN interfaces and %s for NACKs and kicks failed\n",
+			cfg->dc.name);
+		return false;
+	}
+	return true;
+}
+
+static void agent_close(struct agent *ag)
+{
+	for (int i = 0; i < LHD_MAX_WAN; i++)
+		lh_pktio_close(ag->wan_io[i]);
+	lh_pktio_close(ag->dc_io);
+	if (ag->pace_fd >= 0)
+		close(ag->pace_fd);
+	free(ag->gwq);
+	free(ag->gw_marks);
+	free(ag->slot_buf);
+	free(ag->ring_buf);
+	free(ag->tick_keys);
+	free(ag->tick_qps);
+	free(ag->hot);
+	free(ag->rs);
+	free(ag->est);
+}
+
+/* What the agent did, at its stop */
+static void agent_summary(const struct agent *ag)
+{
+	const struct lhd_agent_stats *st = &ag->st;
+	const struct lhd_config *cfg = ag->cfg;
+
+	pr_info("agent: %llu events, %llu reports (%llu T/C-SACK), "
+		"%llu NACK retries, %llu silence NAKs, %llu silence ACKs, %llu runs continued, "
+		"%llu QPs forgotten (%llu new connections on their keys), %llu DC probes, "
+		"%llu gone from the pairing lists\n",
+		(unsigned long long)st->events,
+		(unsigned long long)st->reports, (unsigned long long)st->sack_reports,
+		(unsigned long long)st->nack_retries, (unsigned long long)st->sack_naks,
+		(unsigned long long)st->sack_acks,
+		(unsigned long long)st->kicks, (unsigned long long)st->qps_forgotten,
+		(unsigned long long)st->qps_stale,
+		(unsigned long long)st->dc_probes, (unsigned long long)st->hostpair_pruned);
+	if (st->cmd_errors)
+		pr_warn("agent: %llu commands to the data path failed (QP counts of --host-qps not given back)\n",
+			(unsigned long long)st->cmd_errors);
+	if (cfg->sentry)
+		pr_info("agent: Sentry round trips (RTO: srtt + 4 rttvar, at most 2 srtt): largest %u us, last %u us "
+			"(--wan-rtt %u us)\n",
+			st->rto_max_us, ag->path_rto_us, cfg->wan_rtt_us);
+	if (cfg->gateway)
+		pr_info("agent: gateway recovery: %llu re-sends queued, %llu sent, %llu stale, "
+			"%llu sent by the data path already, %llu not queued (queue full), "
+			"%llu tail re-sends, %llu ticks over the bound (most over it: %llu copies, "
+			"bound %llu of a %u us RTT)\n",
+			(unsigned long long)st->gw_queued, (unsigned long long)st->gw_resent,
+			(unsigned long long)st->gw_stale, (unsigned long long)st->gw_dp_sent,
+			(unsigned long long)st->gw_queue_full,
+			(unsigned long long)st->gw_tail_resends,
+			(unsigned long long)st->gw_full_ticks,
+			(unsigned long long)st->gw_over_copies,
+			(unsigned long long)st->gw_over_bound, st->gw_over_rtt_us);
+}
+
+/* Until *stop: the timer, the pacer and the ring buffer, as they wake (epoll ep) */
+static void agent_loop(struct agent *ag, struct ring_buffer *rb, int ep, volatile int *stop)
+{
+	uint64_t ticks;
+
+	while (!*stop) {
+		struct epoll_event out[4];
+		int n = epoll_wait(ep, out, 4, 200), i;
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < n; i++) {
+			if (out[i].data.fd == ag->tick_fd) {
+				if (read(ag->tick_fd, &ticks, sizeof(ticks)) > 0) {
+					ag->tick_late = ticks > 1;
+					tick(ag);
+				}
+				/* the events that wake nobody (LH_EV_QP_NEW) */
+				ring_buffer__consume(rb);
+				tick_rate(ag);
+			} else if (out[i].data.fd == ag->pace_fd) {
+				if (read(ag->pace_fd, &ticks, sizeof(ticks)) > 0)
+					gw_pace(ag);
+			} else {
+				ring_buffer__consume(rb);
+				tick_rate(ag);
+			}
+		}
+	}
+}
+
 int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop)
 {
 	struct ring_buffer *rb = NULL;
-	struct agent ag = { .cfg = cfg, .dp = dp, .pace_fd = -1 };
+	struct agent ag = { .cfg = cfg, .dp = dp, .pace_fd = -1, .tick_fd = -1 };
 	struct epoll_event ev = { .events = EPOLLIN };
-	int ep = -1, tfd = -1, rc = EXIT_KERNEL;
-	uint64_t ticks;
+	int ep = -1, rc = EXIT_KERNEL;
 
 	if (cfg->mode != MODE_LR2) {
 		while (!*stop)
 			pause();
 		return EXIT_OK;
 	}
-	ag.qp_fd = lhd_map_fd(dp, "lh_qp");
-	ag.ack_fd = lhd_map_fd(dp, "lh_ack");
-	ag.pair_fd = lhd_map_fd(dp, "lh_pair");
-	ag.ring_fd = lhd_map_fd(dp, "lh_ring");
-	ag.pool_free_fd = lhd_map_fd(dp, "lh_pool_free");
-	ag.ring_free_fd = lhd_map_fd(dp, "lh_ring_free");
-	ag.hostpair_fd = lhd_map_fd(dp, "lh_hostpair");
 	/*
 	 * QPs may be mid-flight now: their ACKs can name PSNs from before the
 	 * programs saw them, which pairing must count in (LH_QPF_WIDE); from
 	 * the attach on (datapath.c), and from here. Not so in an adopted data
 	 * path: it saw every packet meanwhile.
 	 */
-	if (lhd_datapath_relearn(dp, cfg))
+	if (!agent_open(&ag) || lhd_datapath_relearn(dp, cfg))
 		goto out;
-	ag.config_fd = lhd_map_fd(dp, "lh_config");
-	ag.guard_ms = cfg->wan_rtt_us / 1000 + 1; /* as datapath.c set it */
-	ag.rs = calloc(cfg->rings, sizeof(*ag.rs));
-	ag.est = calloc(SILENCE_SLOTS, sizeof(*ag.est));
-	if (!ag.rs || !ag.est)
-		goto out;
-	ag.ring_buf = malloc(sizeof(*ag.ring_buf));
-	ag.tick_cap = cfg->max_qps;
-	ag.tick_keys = calloc(ag.tick_cap, sizeof(*ag.tick_keys));
-	ag.tick_qps = calloc(ag.tick_cap, sizeof(*ag.tick_qps));
-	if (!ag.ring_buf || !ag.tick_keys || !ag.tick_qps)
-		goto out;
-	ag.slow_scan = !cfg->sack_time_us && !cfg->gateway;
-	ag.hot = calloc(cfg->rings, sizeof(*ag.hot));
-	if (!ag.hot)
-		goto out;
-	/* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
-	ag.pool_fd = lhd_map_fd(dp, "lh_pool");
-	ag.slot_buf = malloc(sizeof(*ag.slot_buf));
-	if (!ag.slot_buf)
-		goto out;
-	if (cfg->gateway) {
-		ag.gwq_cap = cfg->gw_bound_pkts;
-		ag.gwq = calloc(ag.gwq_cap, sizeof(*ag.gwq));
-		ag.gw_marks = calloc((size_t)cfg->rings * LH_RING_SIZE, sizeof(*ag.gw_marks));
-		ag.pace_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (!ag.gwq || !ag.gw_marks || ag.pace_fd < 0)
-			goto out;
-	}
 	if (dp->stale)
 		forget_all(&ag);
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
 	ag.report_seq = (uint32_t)(lh_now_ns() >> 10) | 1;
-	if (open_wan_io(&ag) || open_dc_io(&ag)) {
-		pr_warn("raw sockets on the WAN interfaces and %s for NACKs and kicks failed\n",
-			cfg->dc.name);
-		goto out;
-	}
 	rb = ring_buffer__new(lhd_map_fd(dp, "lh_events"), on_event, &ag, NULL);
 	if (!rb) {
 		pr_warn("ring buffer lh_events: %s\n", strerror(errno));
 		goto out;
 	}
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	ag.tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (tfd < 0 || ep < 0)
+	if (ag.tick_fd < 0 || ep < 0)
 		goto out;
-	ag.tick_fd = tfd;
 	tick_set(&ag, cfg->tick_us);
-	ev.data.fd = tfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+	ev.data.fd = ag.tick_fd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, ag.tick_fd, &ev);
 	ev.data.fd = ring_buffer__epoll_fd(rb);
 	epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	if (ag.pace_fd >= 0) {
@@ -377,81 +477,15 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	}
 	pr_debug("agent: tick %u us, Depot-NACK retry after %u us\n", cfg->tick_us,
 		 cfg->nack_timeout_us);
-
-	while (!*stop) {
-		struct epoll_event out[4];
-		int n = epoll_wait(ep, out, 4, 200), i;
-
-		if (n < 0 && errno != EINTR)
-			break;
-		for (i = 0; i < n; i++) {
-			if (out[i].data.fd == tfd) {
-				if (read(tfd, &ticks, sizeof(ticks)) > 0) {
-					ag.tick_late = ticks > 1;
-					tick(&ag);
-				}
-				/* the events that wake nobody (LH_EV_QP_NEW) */
-				ring_buffer__consume(rb);
-				tick_rate(&ag);
-			} else if (out[i].data.fd == ag.pace_fd) {
-				if (read(ag.pace_fd, &ticks, sizeof(ticks)) > 0)
-					gw_pace(&ag);
-			} else {
-				ring_buffer__consume(rb);
-				tick_rate(&ag);
-			}
-		}
-	}
-	pr_info("agent: %llu events, %llu reports (%llu T/C-SACK), "
-		"%llu NACK retries, %llu silence NAKs, %llu silence ACKs, %llu runs continued, "
-		"%llu QPs forgotten (%llu new connections on their keys), %llu DC probes, "
-		"%llu gone from the pairing lists\n",
-		(unsigned long long)ag.st.events,
-		(unsigned long long)ag.st.reports, (unsigned long long)ag.st.sack_reports,
-		(unsigned long long)ag.st.nack_retries, (unsigned long long)ag.st.sack_naks,
-		(unsigned long long)ag.st.sack_acks,
-		(unsigned long long)ag.st.kicks, (unsigned long long)ag.st.qps_forgotten,
-		(unsigned long long)ag.st.qps_stale,
-		(unsigned long long)ag.st.dc_probes, (unsigned long long)ag.st.hostpair_pruned);
-	if (ag.st.cmd_errors)
-		pr_warn("agent: %llu commands to the data path failed (QP counts of --host-qps not given back)\n",
-			(unsigned long long)ag.st.cmd_errors);
-	if (cfg->sentry)
-		pr_info("agent: Sentry round trips (RTO: srtt + 4 rttvar, at most 2 srtt): largest %u us, last %u us "
-			"(--wan-rtt %u us)\n",
-			ag.st.rto_max_us, ag.path_rto_us, cfg->wan_rtt_us);
-	if (cfg->gateway)
-		pr_info("agent: gateway recovery: %llu re-sends queued, %llu sent, %llu stale, "
-			"%llu sent by the data path already, %llu not queued (queue full), "
-			"%llu tail re-sends, %llu ticks over the bound (most over it: %llu copies, "
-			"bound %llu of a %u us RTT)\n",
-			(unsigned long long)ag.st.gw_queued, (unsigned long long)ag.st.gw_resent,
-			(unsigned long long)ag.st.gw_stale, (unsigned long long)ag.st.gw_dp_sent,
-			(unsigned long long)ag.st.gw_queue_full,
-			(unsigned long long)ag.st.gw_tail_resends,
-			(unsigned long long)ag.st.gw_full_ticks,
-			(unsigned long long)ag.st.gw_over_copies,
-			(unsigned long long)ag.st.gw_over_bound, ag.st.gw_over_rtt_us);
+	agent_loop(&ag, rb, ep, stop);
+	agent_summary(&ag);
 	rc = EXIT_OK;
 out:
 	if (ep >= 0)
 		close(ep);
-	if (tfd >= 0)
-		close(tfd);
+	if (ag.tick_fd >= 0)
+		close(ag.tick_fd);
 	ring_buffer__free(rb);
-	for (int i = 0; i < LHD_MAX_WAN; i++)
-		lh_pktio_close(ag.wan_io[i]);
-	lh_pktio_close(ag.dc_io);
-	if (ag.pace_fd >= 0)
-		close(ag.pace_fd);
-	free(ag.gwq);
-	free(ag.gw_marks);
-	free(ag.slot_buf);
-	free(ag.ring_buf);
-	free(ag.tick_keys);
-	free(ag.tick_qps);
-	free(ag.hot);
-	free(ag.rs);
-	free(ag.est);
+	agent_close(&ag);
 	return rc;
 }

@@ -311,7 +311,7 @@ static bool agent_open(struct agent *ag)
 	    /* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
 	    !map_of(ag, "lh_pool", &ag->pool_fd))
 		return false;
-	ag->guard_ms = cfg->wan_rtt_us / 1000 + 1; /* as datapath.c set it */
+	ag->guard_ms = lhd_resend_guard_ms(cfg, 0); /* as datapath.c set it */
 	ag->rs = calloc(cfg->rings, sizeof(*ag->rs));
 	ag->est = calloc(SILENCE_SLOTS, sizeof(*ag->est));
 	ag->ring_buf = malloc(sizeof(*ag->ring_buf));

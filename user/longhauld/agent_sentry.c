@@ -271,9 +271,7 @@ void gw_bound(struct agent *ag, uint64_t copies, uint64_t now)
  */
 void config_sync(struct agent *ag)
 {
-	uint32_t zero = 0, rtt = ag->path_srtt_us > ag->cfg->wan_rtt_us ? ag->path_srtt_us
-									  : ag->cfg->wan_rtt_us;
-	uint32_t guard = rtt / 1000 + 1;
+	uint32_t zero = 0, guard = lhd_resend_guard_ms(ag->cfg, ag->path_srtt_us);
 	struct lh_config c;
 
 	if ((guard == ag->guard_ms && ag->gw_full == ag->gw_full_set) ||

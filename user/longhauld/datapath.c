@@ -664,7 +664,7 @@ static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cf
 			 (cfg->report_key_set ? LH_CFG_REPORT_MAC : 0) |
 			 (cfg->nic_timeout_us ? LH_CFG_WD_BOUND : 0),
 		/* a copy that went out within a WAN round trip is in flight, not lost */
-		.resend_guard_ms = cfg->wan_rtt_us / 1000 + 1,
+		.resend_guard_ms = lhd_resend_guard_ms(cfg, 0),
 		.watchdog_ms = watchdog_ms(cfg),
 		.sack_count = cfg->sack_count,
 		.agentless_ms = agentless_ms(cfg),

@@ -125,6 +125,14 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bo
 bool lhd_datapath_same_build(const struct lhd_config *cfg);
 /* fd of a map by name, -1 when the data path has none */
 int lhd_map_fd(const struct lhd_datapath *dp, const char *name);
+/*
+ * lh_config.resend_guard_ms of a round trip of rtt_us (at least --wan-rtt),
+ * in whole ms + 1: what the programs take for a copy still in flight
+ */
+static inline uint32_t lhd_resend_guard_ms(const struct lhd_config *cfg, uint32_t rtt_us)
+{
+	return (rtt_us > cfg->wan_rtt_us ? rtt_us : cfg->wan_rtt_us) / 1000 + 1;
+}
 /* QPs learned from now on for a while were mid-flight (LH_QPF_WIDE): not when adopted */
 int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config *cfg);
 

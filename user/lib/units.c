@@ -33,7 +33,7 @@ static int scale(double v, const char *u, const struct unit *units, size_t n, bo
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (nocase ? strcasecmp(u, units[i].name) : strcmp(u, units[i].name))
+		if ((nocase ? strcasecmp(u, units[i].name) : strcmp(u, units[i].name)) != 0)
 			continue;
 		if (v * units[i].mult >= 18446744073709551615.0)
 			return -EINVAL;

@@ -61,7 +61,7 @@ static void gw_pace_arm(struct agent *ag, bool on)
 	if (on == ag->gw_pacing)
 		return;
 	if (on) {
-		its.it_interval.tv_nsec = PACE_US * 1000;
+		its.it_interval.tv_nsec = (long)PACE_US * 1000;
 		its.it_value = its.it_interval;
 		ag->gw_pace_ns = lh_now_ns();
 		ag->gw_tokens = 0;

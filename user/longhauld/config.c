@@ -639,7 +639,8 @@ static int read_config_file(struct lhd_config *c, const char *path)
 			goto fail;
 		}
 		if (o->has_arg == no_argument) {
-			if (*val && strcmp(val, "yes") && strcmp(val, "true") && strcmp(val, "1")) {
+			if (*val && strcmp(val, "yes") != 0 && strcmp(val, "true") != 0 &&
+			    strcmp(val, "1") != 0) {
 				if (!strcmp(val, "no") || !strcmp(val, "false") || !strcmp(val, "0"))
 					continue;
 				pr_warn("%s:%d: %s takes yes or no\n", path, lineno, key);

@@ -945,7 +945,7 @@ static int kept_links(const char *pin_dir, bool unpin)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, LINK_PIN_PREFIX, strlen(LINK_PIN_PREFIX)))
+		if (strncmp(de->d_name, LINK_PIN_PREFIX, strlen(LINK_PIN_PREFIX)) != 0)
 			continue;
 		n++;
 		if (!unpin)
@@ -1064,7 +1064,7 @@ static void unpin_progs(const char *pin_dir, uint64_t build, bool all)
 		return;
 	snprintf(own, sizeof(own), PROG_PIN_PREFIX "%016llx_", (unsigned long long)build);
 	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, PROG_PIN_PREFIX, strlen(PROG_PIN_PREFIX)))
+		if (strncmp(de->d_name, PROG_PIN_PREFIX, strlen(PROG_PIN_PREFIX)) != 0)
 			continue;
 		if (!all && !strncmp(de->d_name, own, strlen(own)))
 			continue;

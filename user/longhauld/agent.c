@@ -311,7 +311,7 @@ static bool agent_open(struct agent *ag)
 	    /* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
 	    !map_of(ag, "lh_pool", &ag->pool_fd))
 		return false;
-	ag->guard_ms = lhd_resend_guard_ms(cfg, 0); /* as datapath.c set it */
+	ag->guard_ms = lhd_resend_guard_ms(cfg, 0); /* as write_lr2_config() set it */
 	ag->rs = calloc(cfg->rings, sizeof(*ag->rs));
 	ag->est = calloc(SILENCE_SLOTS, sizeof(*ag->est));
 	ag->ring_buf = malloc(sizeof(*ag->ring_buf));
@@ -446,7 +446,7 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 	/*
 	 * QPs may be mid-flight now: their ACKs can name PSNs from before the
 	 * programs saw them, which pairing must count in (LH_QPF_WIDE); from
-	 * the attach on (datapath.c), and from here. Not so in an adopted data
+	 * the attach on (datapath_modes.c), and from here. Not so in an adopted data
 	 * path: it saw every packet meanwhile.
 	 */
 	if (!agent_open(&ag) || lhd_datapath_relearn(dp, cfg))

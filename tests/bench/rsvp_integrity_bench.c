@@ -56,7 +56,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The Reserve longhauld sends while data flows (credit.c send_reserve) */
+/* The Reserve longhauld sends while data flows (credit_msg.c send_reserve) */
 static void reserve(struct rsvp_msg *m)
 {
 	rsvp_msg_init(m, RSVP_MSG_CB_RESERVE);

@@ -276,7 +276,7 @@ static int open_sockets(struct cr_agent *a)
 int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop)
 {
 	struct cr_agent *a = calloc(1, sizeof(*a));
-	struct itimerspec its = { .it_interval.tv_nsec = CR_TICK_US * 1000 };
+	struct itimerspec its = { .it_interval.tv_nsec = (long)CR_TICK_US * 1000 };
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct ring_buffer *rb = NULL;
 	int ep = -1, tfd = -1, rc = EXIT_KERNEL, err;

@@ -346,14 +346,13 @@ static void on_reserve(struct cr_agent *a, const struct rsvp_msg *m, uint32_t fr
 	limit = m->credit.limit
 			? (uint64_t)((int64_t)limit_bytes(m->credit.limit, m->credit.unit) + p->offset)
 			: p->limit + rsvp_credit_bytes(m->credit.credit, m->credit.unit);
-	if (m->credit.flags & RSVP_CREDIT_F_INIT) {
-		p->limit = limit;
-	} else if (!p->answered) {
+	if (!(m->credit.flags & RSVP_CREDIT_F_INIT) && !p->answered) {
 		a->c.rx_stale++; /* credit before its initial Reserve: a hop that restarted? */
 		return;
-	} else if (limit > p->limit) {
-		p->limit = limit;
 	}
+	/* an initial Reserve sets the limit; a later one only raises it */
+	if ((m->credit.flags & RSVP_CREDIT_F_INIT) || limit > p->limit)
+		p->limit = limit;
 	if (!p->alive && p->answered)
 		pr_debug("credit: path %d (%s) alive\n", i, p->rt->ifc.name);
 	p->alive = true;
@@ -469,7 +468,7 @@ static enum rsvp_err rx_integrity(struct cr_agent *a, const uint8_t *msg, size_t
 
 void on_rsvp(struct cr_agent *a)
 {
-	struct sockaddr_in from;
+	struct sockaddr_in from = { 0 };
 	socklen_t fl = sizeof(from);
 	ssize_t n = recvfrom(a->rsvp_fd, a->buf, sizeof(a->buf), MSG_DONTWAIT, (struct sockaddr *)&from,
 			     &fl);

@@ -1273,7 +1273,7 @@ static void sentry_gb0_echo(void)
 		tap_diag("  verdict %u opcode %u psn %u; the runs took %ld us", r.verdict, r.p.roce.opcode,
 			 r.p.roce.psn, us);
 	snprintf(what, sizeof(what), "gb0: the next replay right after is dropped (one echo per %u us)",
-		 ECHO_GAP_US);
+		 (unsigned int)ECHO_GAP_US);
 	if (!echo_ok(r1.verdict == XDP_DROP_ && ctr("sentry_sr_drop") == c1 + 1, us, what))
 		tap_diag("  verdict %u; both runs took %ld us", r1.verdict, us);
 	len = dp_data_frame(&fl, b + 7, in);

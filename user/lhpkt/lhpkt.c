@@ -86,7 +86,7 @@ static void usage(FILE *f)
 		"                        the same rate for a fraction of the wakeups\n"
 		"check: exit 0 when every RoCEv2 packet has a valid ICRC, %d when one does not,\n"
 		"       %d on bad usage, %d when a file cannot be read.\n",
-		LH_REPORT_PORT, EXIT_BAD_ICRC, EXIT_USAGE, EXIT_IO);
+		(unsigned int)LH_REPORT_PORT, EXIT_BAD_ICRC, EXIT_USAGE, EXIT_IO);
 }
 
 static int parse_ulong(const char *s, unsigned long max, unsigned long *out, const char *what)
@@ -227,7 +227,7 @@ static int parse_report(const char *arg, struct lh_report_info *ri)
 	return 0;
 bad:
 	fprintf(stderr, "lhpkt: --report wants EPSN:NBITS (PSN up to %u, at most %u bits)\n",
-		ROCE_PSN_MASK, LH_REPORT_BITS);
+		ROCE_PSN_MASK, (unsigned int)LH_REPORT_BITS);
 	return -EINVAL;
 }
 

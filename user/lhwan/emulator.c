@@ -206,7 +206,7 @@ static void emu_usage(void)
 		"  -v, --verbose\n"
 		"Only the first transmission(s) of a listed psn are dropped: retransmissions\n"
 		"pass, else the QP could never recover.\n",
-		DEFAULT_POOL);
+		(unsigned int)DEFAULT_POOL);
 }
 
 /* "a2b:VALUE" -> mask 1, "b2a:VALUE" -> 2, else 3; *val points after the prefix */

@@ -224,11 +224,15 @@ dc_loss_both_ways_with_wan_loss() {
 	# first): the gap is the PSN right after the stalled one, and a run
 	# whose gap came after the pairing (a QP learned with its loss NACKed
 	# as usual) is one more verified transfer, followed by another, up to 3.
+	# lhwan's psn rules act on the first transmission of a listed PSN, so
+	# each try starts at PSNs of its own (try k at k * 1000): with one start
+	# PSN for all, the second and third tries lost and stalled nothing (a
+	# fresh-clone CI run at ddc6e52, its first try's gap after the pairing).
 	local try unpaired=0 pair=0
-	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'psn 1001,1010' \
-		--lhwan-arg --stall='a2b:psn 1000 for 2ms'
+	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'psn 1001,1010,2001,2010,3001,3010' \
+		--lhwan-arg --stall='a2b:psn 1000,2000,3000 for 2ms'
 	for try in 1 2 3; do
-		lr2_xfer --psn 1000 -S 65536 -n 10
+		lr2_xfer --psn $((try * 1000)) -S 65536 -n 10
 		lr2_show
 		lr2_ok
 		receiver_saw_no_gap

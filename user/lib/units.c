@@ -43,12 +43,13 @@ static int scale(double v, const char *u, const struct unit *units, size_t n, bo
 	return -EINVAL;
 }
 
-int lh_parse_time_ns(const char *s, const char *bare_unit, uint64_t *ns)
+/*
+ * s as a number and a unit of units (n; the first one's factor is 1). A bare
+ * number is in bare_unit; with bare_unit NULL only 0 may be bare.
+ */
+static int parse_units(const char *s, const char *bare_unit, const struct unit *units, size_t n,
+		       bool nocase, uint64_t *out)
 {
-	static const struct unit units[] = {
-		{ "ns", 1 },	 { "us", 1e3 }, { "usec", 1e3 }, { "ms", 1e6 },
-		{ "msec", 1e6 }, { "s", 1e9 },	{ "sec", 1e9 },
-	};
 	const char *u;
 	double v;
 
@@ -57,9 +58,21 @@ int lh_parse_time_ns(const char *s, const char *bare_unit, uint64_t *ns)
 	if (!*u) {
 		if (!bare_unit && v != 0)
 			return -EINVAL;
-		u = bare_unit ? bare_unit : "ns";
+		u = bare_unit ? bare_unit : units[0].name;
 	}
-	return scale(v, u, units, sizeof(units) / sizeof(units[0]), false, ns);
+	return scale(v, u, units, n, nocase, out);
+}
+
+#define NUNITS(a) (sizeof(a) / sizeof((a)[0]))
+
+int lh_parse_time_ns(const char *s, const char *bare_unit, uint64_t *ns)
+{
+	static const struct unit units[] = {
+		{ "ns", 1 },	 { "us", 1e3 }, { "usec", 1e3 }, { "ms", 1e6 },
+		{ "msec", 1e6 }, { "s", 1e9 },	{ "sec", 1e9 },
+	};
+
+	return parse_units(s, bare_unit, units, NUNITS(units), false, ns);
 }
 
 int lh_parse_rate_bps(const char *s, bool bare_ok, uint64_t *bps)
@@ -70,30 +83,17 @@ int lh_parse_rate_bps(const char *s, bool bare_ok, uint64_t *bps)
 		{ "tbit", 1e12 }, { "bps", 8 },	   { "kbps", 8e3 }, { "mbps", 8e6 },
 		{ "gbps", 8e9 },  { "tbps", 8e12 },
 	};
-	const char *u;
-	double v;
 
-	if (parse_scaled(s, &v, &u))
-		return -EINVAL;
-	if (!*u) {
-		if (!bare_ok && v != 0)
-			return -EINVAL;
-		u = "bit";
-	}
-	return scale(v, u, units, sizeof(units) / sizeof(units[0]), true, bps);
+	return parse_units(s, bare_ok ? "bit" : NULL, units, NUNITS(units), true, bps);
 }
 
 int lh_parse_bytes(const char *s, uint64_t *bytes)
 {
 	static const struct unit units[] = {
-		{ "", 1 },	      { "b", 1 },	       { "k", 1024 },
-		{ "kb", 1024 },	      { "m", 1048576 },	       { "mb", 1048576 },
-		{ "g", 1073741824.0 }, { "gb", 1073741824.0 },
+		{ "b", 1 },	      { "k", 1024 },	       { "kb", 1024 },
+		{ "m", 1048576 },     { "mb", 1048576 },       { "g", 1073741824.0 },
+		{ "gb", 1073741824.0 },
 	};
-	const char *u;
-	double v;
 
-	if (parse_scaled(s, &v, &u))
-		return -EINVAL;
-	return scale(v, u, units, sizeof(units) / sizeof(units[0]), true, bytes);
+	return parse_units(s, "b", units, NUNITS(units), true, bytes);
 }

@@ -151,7 +151,12 @@ keep_restart_both_thrice() {
 				"$BATS_FILE_TMPDIR/$g.log" || true)
 			echo "$g restart $k: stopped in $(((te - t0) / 1000000)) ms, running after $(((t1 - te) / 1000000)) ms, agentless_pass $a0 -> $a1, said: $said"
 			[ "$said" -gt 0 ] && n=$((n + 1))
-			# a short absence: the QPs forgotten keep their pairings
+			# a short absence: the QPs forgotten keep their pairings (said by the
+			# agent's loop as it starts, after the "running" line agent_start waits for)
+			for i in $(seq 200); do
+				[ "$said" -eq 0 ] || grep -q "forgot [0-9]* QPs of the stale" "$BATS_FILE_TMPDIR/$g.log" && break
+				sleep 0.01
+			done
 			[ "$said" -eq 0 ] || grep -q "(their pairings kept)" "$BATS_FILE_TMPDIR/$g.log" ||
 				{ echo "$g: QPs forgotten with their pairings" >&2; return 1; }
 			[ "$a1" -eq "$a0" ] || [ "$said" -gt 0 ] ||

@@ -60,6 +60,7 @@ struct lhd_config {
 	struct lh_iface dc;
 	struct lh_iface wan[LHD_MAX_WAN]; /* --wan, in the order given; LR2 runs on each */
 	int n_wan;
+	bool wan_from_cli; /* parsing: --wan on the command line replaces the file's list */
 	enum lh_mode mode;
 	bool depot, sentry; /* roles (LR2 mode) */
 	char pin_dir[PIN_DIR_MAX];

@@ -74,18 +74,18 @@ int lh_dc_out(struct __sk_buff *skb)
 	if (!qp)
 		return LH_TC_NEXT;
 	/*
-	 * The DC timer's reference (lh_qp d_ar_psn), and one AckReq at a time
+	 * The DC timer's reference (lh_qp d.ar_psn), and one AckReq at a time
 	 * timed to its ACK (d_rtt_*, lh_dc_in). Racy stores: two CPUs sending
 	 * AckReq packets of one QP at once only make a sample a little off.
 	 */
 	if (p.ackreq && (qp->flags & LH_QPF_DEPOT)) {
 		__u64 now = bpf_ktime_get_ns();
 
-		qp->d_ar_psn = p.psn;
-		qp->d_ar_ns = now;
-		if (!qp->d_rtt_ns) {
-			qp->d_rtt_psn = p.psn;
-			qp->d_rtt_ns = now;
+		qp->d.ar_psn = p.psn;
+		qp->d.ar_ns = now;
+		if (!qp->d.rtt_ns) {
+			qp->d.rtt_psn = p.psn;
+			qp->d.rtt_ns = now;
 		}
 	}
 	/*
@@ -107,13 +107,13 @@ int lh_dc_out(struct __sk_buff *skb)
 	if (!ring)
 		return LH_TC_NEXT;
 	bpf_spin_lock(&qp->lock);
-	filler = (qp->flags & LH_QPF_RELEASING) && qp->d_release_after == p.psn;
+	filler = (qp->flags & LH_QPF_RELEASING) && qp->d.release_after == p.psn;
 	/*
 	 * Claim the run: the filler's own clone comes through this hook again
 	 * (nested, inside bpf_clone_redirect) and must not start it a second time.
 	 */
 	if (filler)
-		qp->d_release_after = LH_NO_SLOT;
+		qp->d.release_after = LH_NO_SLOT;
 	bpf_spin_unlock(&qp->lock);
 	if (!filler)
 		return LH_TC_NEXT; /* released packets come by here again */

@@ -61,11 +61,11 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 #define LH_QPF_SENTRY 0x08 /* data arrives from the DC: this gateway is its Sentry */
 #define LH_QPF_RELEASING 0x10 /* Depot: a release run is being emitted */
 #define LH_QPF_EPISODE 0x20 /* Sentry: an SR recovery episode is active */
-#define LH_QPF_SNAK_SENT 0x40 /* Sentry: a Sentry-NACK for the gap at s_next went out */
+#define LH_QPF_SNAK_SENT 0x40 /* Sentry: a Sentry-NACK for the gap at s.next went out */
 #define LH_QPF_NO_RING 0x80 /* no ring index: the QP is passed through, counted */
 #define LH_QPF_REWIND_PENDING 0x100 /* Sentry: a NAK went to the NIC, no replay seen yet */
 #define LH_QPF_NIC_RETRY 0x200 /* Sentry: the NIC is in a retry and ignores NAKs until an ACK */
-#define LH_QPF_NAK_DEFERRED 0x400 /* Sentry: a NAK (s_deferred) is owed to the NIC after that ACK */
+#define LH_QPF_NAK_DEFERRED 0x400 /* Sentry: a NAK (s.deferred) is owed to the NIC after that ACK */
 /* Sentry, gateway recovery: no copy could be kept; LR2 recovery until all is ACKed */
 #define LH_QPF_GW_OFF 0x800
 /*
@@ -75,14 +75,14 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
  */
 #define LH_QPF_STALE 0x1000
 /*
- * Sentry: s_una is the receiver's, put there by an ACK or a Depot-NACK the
+ * Sentry: s.una is the receiver's, put there by an ACK or a Depot-NACK the
  * Sentry saw and took in. Until then it is the first PSN seen, a guess: a
  * QP learned mid-flight (an agent started during a transfer, a QPN reused)
  * may have PSNs before it unacknowledged, so the Sentry neither NAKs a gap
  * (a NAK acknowledges what precedes it) nor drops a resend as acknowledged.
  */
 #define LH_QPF_S_SYNCED 0x2000
-/* Sentry: s_acked holds the receiver's own highest ACK point */
+/* Sentry: s.acked holds the receiver's own highest ACK point */
 #define LH_QPF_S_ACKED 0x4000
 /* Unpaired and in its pair of hosts' list (lh_hostpair): ACKs can pair it */
 #define LH_QPF_LISTED 0x8000
@@ -94,32 +94,32 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 #define LH_QPF_WIDE 0x10000
 /*
  * Depot, learned wide (mid-flight): its ePSN is the first PSN it saw, not
- * yet what the receiving NIC has. Until the NIC ACKs that PSN (d_acked
+ * yet what the receiving NIC has. Until the NIC ACKs that PSN (d.acked
  * moves), a gap goes to the NIC unchanged and nothing claims an ePSN: a
  * Depot-NACK or report from it would acknowledge to the sending NIC PSNs
  * the receiver never got (a Depot restarted mid-transfer: QP errors)
  */
 #define LH_QPF_D_UNSURE 0x20000
 /*
- * Sentry: the NIC may have sent past s_next without this Sentry seeing it:
- * an ACK, NAK or Depot-NACK beyond s_next went to it (a QP learned
+ * Sentry: the NIC may have sent past s.next without this Sentry seeing it:
+ * an ACK, NAK or Depot-NACK beyond s.next went to it (a QP learned
  * mid-flight, whose earlier packets went by before the programs ran), or the
- * watchdog gave a recovery up. The next PSN beyond s_next is taken as sent
- * (s_next moves there), not as a gap inside the sender DC: a Sentry-NACK from
- * the s_una of before would be older than what the NIC was told, which it
+ * watchdog gave a recovery up. The next PSN beyond s.next is taken as sent
+ * (s.next moves there), not as a gap inside the sender DC: a Sentry-NACK from
+ * the s.una of before would be older than what the NIC was told, which it
  * ignores, and the filter would drop its resends until it gives up (a QP
  * error in a soak of restarts at 01975f9).
  */
 #define LH_QPF_S_JUMP 0x40000
 /*
- * Depot: the receiving NIC went back (depot_nic_back): until d_deliv is where
- * it was (d_back_end), what arrives past the ring is dropped, not passed: a
+ * Depot: the receiving NIC went back (depot_nic_back): until d.deliv is where
+ * it was (d.back_end), what arrives past the ring is dropped, not passed: a
  * go-back-N NIC drops what comes before its ePSN anyway (a go-back-0 one
  * also drops its partial message again), and the sender resends it all
  */
 #define LH_QPF_D_BACK 0x80000
 /*
- * Depot: the receiving NIC went back (to d_back_psn) while a release run was
+ * Depot: the receiving NIC went back (to d.back_psn) while a release run was
  * being emitted: the Depot follows it when the run ends
  */
 #define LH_QPF_D_BACK_DUE 0x100000
@@ -128,12 +128,118 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
 	(LH_QPF_EPISODE | LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING | \
 	 LH_QPF_NAK_DEFERRED)
 
-#define LH_SR_WORDS 4 /* Sentry's missing-PSN bitmap: 256 PSNs from s_base */
+#define LH_SR_WORDS 4 /* Sentry's missing-PSN bitmap: 256 PSNs from s.base */
 
 /*
  * Per-connection state, one entry per data direction (lh_qp). The spin lock
  * orders the decisions of the WAN-ingress XDP program and the DC TC programs
  * on the same QP; no helper is ever called while it is held.
+ */
+/*
+ * The Depot's state of a QP whose data arrives from the WAN: it forwards in
+ * order, holds what comes early, backs up what it forwarded, NACKs gaps
+ */
+struct lh_depot_state {
+	__u32 deliv; /* ePSN: next PSN to deliver in order into the DC */
+	__u32 high; /* ePSN_D: one past the highest PSN received */
+	__u32 acked; /* the NIC acknowledged every PSN before this */
+	__u32 release_after; /* PSN of the packet a release run follows */
+	__u32 unsafe_end; /* one past the last PSN delivered without a backup copy */
+	__u32 sack_cnt; /* data packets since the last count-triggered T/C-SACK */
+	/*
+	 * The newest packet with AckReq that went to the NIC (lh_dc_out) and
+	 * when: the NIC ACKs it at once, so an ACK point still before it a while
+	 * later means loss inside the receiver's DC that no NAK reported (rxe
+	 * NAKs a gap once; that NAK, or the replay answering it, can be lost
+	 * too). The agent then replays from the ACK point (--dc-timeout).
+	 */
+	__u32 ar_psn;
+	__u32 rtt_psn; /* the AckReq PSN timed to its ACK (rtt_ns != 0) */
+	/*
+	 * The newest PSN a Depot-NACK of the programs carried: it told the sender
+	 * that the receiver has every PSN before it, which the sender then never
+	 * sends again; the DC timer watches until the NIC ACKs it
+	 */
+	__u32 nacked_psn;
+	__u32 back_end; /* with LH_QPF_D_BACK, high when the NIC went back */
+	__u32 back_psn; /* with LH_QPF_D_BACK_DUE, the PSN the NIC went back to */
+	/* the round trip into the receiver's DC, smoothed (RFC 6298), us */
+	__u32 srtt_us;
+	__u32 rttvar_us;
+	__u64 ar_ns; /* 0: none yet */
+	__u64 rtt_ns; /* when rtt_psn went to the NIC; 0: nothing timed */
+	__u64 last_nack_ns; /* last Depot-NACK */
+};
+
+/*
+ * The Sentry's state of a QP whose data arrives from the DC: it turns
+ * Depot-NACKs into NAKs for the NIC and filters the NIC's replay (SR), or
+ * re-sends itself in gateway recovery
+ */
+struct lh_sentry_state {
+	__u32 next; /* one past the highest PSN the NIC sent */
+	__u32 replay; /* in an episode: one past the last PSN of the NIC's replay */
+	__u32 end; /* in an episode: next when it began */
+	__u32 base; /* PSN of bit 0 of missing */
+	__u32 rewind; /* PSN of the last NAK passed on to the NIC */
+	__u32 una; /* the receiver acknowledged every PSN before this */
+	__u32 retry_psn; /* where the NIC's retry began: an ACK from there ends it */
+	__u32 deferred; /* PSN of the NAK owed to the NIC (LH_QPF_NAK_DEFERRED) */
+	__u64 missing[LH_SR_WORDS]; /* PSNs the Depot reported missing */
+	__u32 echo_us; /* last ACK echoed to a replay of acknowledged PSNs (ktime >> 10) */
+	__u32 echo_psn; /* the PSN the last echoed ACK (sentry_echo_due) acknowledged */
+	__u32 report_seq; /* seq of the newest Depot report taken in, 0 none */
+	/*
+	 * ePSN of the newest Depot report taken in: a report with a later ePSN is
+	 * newer whatever its seq says (the Depot's ePSN never goes back), so one
+	 * report with a forged seq cannot make the Depot's own look stale for
+	 * longer than its ePSN stands still
+	 */
+	__u32 report_epsn;
+	__u64 tx_ns; /* when the last new PSN went toward the WAN */
+	__u64 sack_ns; /* when the last T/C-SACK report came, 0 never */
+	__u32 sack_epsn; /* the ePSN that report gave */
+	/*
+	 * The round trip of a request with AckReq (the responder ACKs it at once)
+	 * from here to its ACK back here, WAN queueing included; one PSN timed at
+	 * a time, the sample dropped when a loss before it was reported meanwhile
+	 * (its ACK waited for the recovery: Karn's rule). Smoothed as RFC 6298,
+	 * in microseconds; 0: no sample yet.
+	 */
+	__u32 rtt_psn; /* the timed PSN (rtt_tx_ns != 0) */
+	__u64 rtt_tx_ns; /* when it went toward the WAN; 0: nothing timed */
+	__u32 srtt_us;
+	__u32 rttvar_us;
+	__u32 rtt_samples; /* samples taken (the agent sees new ones) */
+	/*
+	 * Recoveries the watchdog gave up since one last ended by the receiver's
+	 * ACK: each doubles the next one's watchdog (at most
+	 * LH_WATCHDOG_BACKOFF_MAX times)
+	 */
+	__u32 wd_fired;
+	/*
+	 * One past the highest PSN the receiver's own ACKs acknowledged
+	 * (LH_QPF_S_ACKED): a Depot-NACK before it is stale (reordered on the
+	 * WAN, or forged), and so is a Depot report
+	 */
+	__u32 acked;
+	/*
+	 * How long a packet's copy stays, from its PSN going toward the WAN to
+	 * the first ACK that covers it, queueing and recovery included: one new
+	 * PSN timed at a time, never dropped (unlike rtt). The agent bounds
+	 * gateway recovery's copies with it (copies = the rate they come at x
+	 * how long each stays).
+	 */
+	__u32 stay_psn; /* the PSN timed (stay_tx_ns != 0) */
+	__u32 stay_us; /* the last one measured; 0: none yet */
+	__u64 stay_tx_ns; /* when stay_psn went toward the WAN; 0: none under way */
+};
+
+/*
+ * One QP as this gateway sees it: a head both roles share (the lock, flags,
+ * addresses, pairing), then each role's own state, as rxe keeps its
+ * requester, completer and responder state apart. A gateway is a QP's Depot
+ * or its Sentry (LH_QPF_DEPOT, LH_QPF_SENTRY), never both.
  */
 struct lh_qp {
 	struct bpf_spin_lock lock;
@@ -142,65 +248,12 @@ struct lh_qp {
 	__u32 peer_qpn; /* the requester's QPN: ACKs and NAKs carry it */
 	__u16 pkey;
 	__u16 sport; /* UDP source port of the data packets */
-
-	/* Depot: data arrives from the WAN */
-	__u32 d_deliv; /* ePSN: next PSN to deliver in order into the DC */
-	__u32 d_high; /* ePSN_D: one past the highest PSN received */
-	__u32 d_acked; /* the NIC acknowledged every PSN before this */
-	__u32 d_release_after; /* PSN of the packet a release run follows */
 	__u32 msn; /* MSN of the latest ACK from the responder NIC */
-
-	/* Sentry: data arrives from the DC */
-	__u32 s_next; /* one past the highest PSN the NIC sent */
-	__u32 s_replay; /* in an episode: one past the last PSN of the NIC's replay */
-	__u32 s_end; /* in an episode: s_next when it began */
-	__u32 s_base; /* PSN of bit 0 of s_missing */
-	__u32 s_rewind; /* PSN of the last NAK passed on to the NIC */
-	__u32 s_una; /* the receiver acknowledged every PSN before this */
-	__u32 s_retry_psn; /* where the NIC's retry began: an ACK from there ends it */
-	__u32 s_deferred; /* PSN of the NAK owed to the NIC (LH_QPF_NAK_DEFERRED) */
-	__u32 d_unsafe_end; /* Depot: one past the last PSN delivered without a backup copy */
-	__u64 s_missing[LH_SR_WORDS]; /* PSNs the Depot reported missing */
-
 	__u64 last_rx_ns; /* last data packet, for the agent's timers and GC */
-	__u64 last_progress_ns; /* last time d_deliv (Depot), or s_una, s_next or the replay (Sentry) moved */
-	__u64 last_nack_ns; /* last Depot-NACK (Depot) */
+	__u64 last_progress_ns; /* last time d.deliv (Depot), or s.una, s.next or the replay (Sentry) moved */
 	/* Depot: MAC the data came from on the WAN side; Sentry: that ACKs came from */
 	__u8 wan_peer_mac[6];
 	__u8 wan_mac[6]; /* our WAN interface's MAC (Depot: from data, Sentry: from ACKs) */
-	__u32 s_echo_us; /* Sentry: last ACK echoed to a replay of acknowledged PSNs (ktime >> 10) */
-	__u32 s_report_seq; /* Sentry: seq of the newest Depot report taken in, 0 none */
-	__u32 d_sack_cnt; /* Depot: data packets since the last count-triggered T/C-SACK */
-	__u64 s_tx_ns; /* Sentry: when the last new PSN went toward the WAN */
-	__u64 s_sack_ns; /* Sentry: when the last T/C-SACK report came, 0 never */
-	__u32 s_sack_epsn; /* Sentry: the ePSN that report gave */
-	/*
-	 * Sentry: the round trip of a request with AckReq (the responder ACKs it
-	 * at once) from here to its ACK back here, WAN queueing included; one
-	 * PSN timed at a time, the sample dropped when a loss before it was
-	 * reported meanwhile (its ACK waited for the recovery: Karn's rule).
-	 * Smoothed as RFC 6298, in microseconds; 0: no sample yet.
-	 */
-	__u32 s_rtt_psn; /* the timed PSN (s_rtt_tx_ns != 0) */
-	__u64 s_rtt_tx_ns; /* when it went toward the WAN; 0: nothing timed */
-	__u32 s_srtt_us;
-	__u32 s_rttvar_us;
-	__u32 s_rtt_samples; /* samples taken (the agent sees new ones) */
-	/*
-	 * Depot: the newest packet with AckReq that went to the NIC (lh_dc_out)
-	 * and when: the NIC ACKs it at once, so an ACK point still before it a
-	 * while later means loss inside the receiver's DC that no NAK reported
-	 * (rxe NAKs a gap once; that NAK, or the replay answering it, can be
-	 * lost too). The agent then replays from the ACK point (--dc-timeout).
-	 */
-	__u32 d_ar_psn;
-	__u32 d_rtt_psn; /* Depot: the AckReq PSN timed to its ACK (d_rtt_ns != 0) */
-	/*
-	 * Depot: the newest PSN a Depot-NACK of the programs carried: it told the
-	 * sender that the receiver has every PSN before it, which the sender
-	 * then never sends again; the DC timer watches until the NIC ACKs it
-	 */
-	__u32 d_nacked_psn;
 	/*
 	 * The WAN interface this QP's traffic uses (a gateway may have several):
 	 * where the agent sends what goes toward the WAN (Depot-NACK retries and
@@ -215,30 +268,6 @@ struct lh_qp {
 	 * the list's last QP into the hole; that QP's hint is set anew)
 	 */
 	__u32 p_idx;
-	__u64 d_ar_ns; /* 0: none yet */
-	__u64 d_rtt_ns; /* when d_rtt_psn went to the NIC; 0: nothing timed */
-	/* Depot: that round trip into the receiver's DC, smoothed (RFC 6298), us */
-	__u32 d_srtt_us;
-	__u32 d_rttvar_us;
-	/*
-	 * Sentry: recoveries the watchdog gave up since one last ended by the
-	 * receiver's ACK: each doubles the next one's watchdog (at most
-	 * LH_WATCHDOG_BACKOFF_MAX times)
-	 */
-	__u32 s_wd_fired;
-	/*
-	 * Sentry: one past the highest PSN the receiver's own ACKs acknowledged
-	 * (LH_QPF_S_ACKED): a Depot-NACK before it is stale (reordered on the
-	 * WAN, or forged), and so is a Depot report
-	 */
-	__u32 s_acked;
-	/*
-	 * Sentry: ePSN of the newest Depot report taken in: a report with a
-	 * later ePSN is newer whatever its seq says (the Depot's ePSN never
-	 * goes back), so one report with a forged seq cannot make the Depot's
-	 * own look stale for longer than its ePSN stands still
-	 */
-	__u32 s_report_epsn;
 	/*
 	 * While unpaired: the lowest and highest PSN of its data this gateway
 	 * forwarded (Sentry: from the DC, Depot: from the WAN, held ones too).
@@ -247,27 +276,13 @@ struct lh_qp {
 	 */
 	__u32 p_lo;
 	__u32 p_hi;
-	/* Sentry: the PSN the last echoed ACK (sentry_echo_due) acknowledged */
-	__u32 s_echo_psn;
-	/* Depot: with LH_QPF_D_BACK, d_high when the NIC went back */
-	__u32 d_back_end;
-	/* Depot: with LH_QPF_D_BACK_DUE, the PSN the NIC went back to */
-	__u32 d_back_psn;
-	/*
-	 * Sentry: how long a packet's copy stays, from its PSN going toward the
-	 * WAN to the first ACK that covers it, queueing and recovery included:
-	 * one new PSN timed at a time, never dropped (unlike s_rtt). The agent
-	 * bounds gateway recovery's copies with it (copies = the rate they come
-	 * at x how long each stays).
-	 */
-	__u32 s_stay_psn; /* the PSN timed (s_stay_tx_ns != 0) */
-	__u32 s_stay_us; /* the last one measured; 0: none yet */
-	__u64 s_stay_tx_ns; /* when s_stay_psn went toward the WAN; 0: none under way */
+	struct lh_depot_state d; /* LH_QPF_DEPOT */
+	struct lh_sentry_state s; /* LH_QPF_SENTRY */
 };
 
 /*
  * A round-trip sample r (us) into srtt / rttvar, as RFC 6298 (2.2, 2.3), in
- * integers: the Sentry's (s_srtt_us) and the Depot's (d_srtt_us). In BPF
+ * integers: the Sentry's (s.srtt_us) and the Depot's (d.srtt_us). In BPF
  * under the QP lock.
  */
 static __always_inline void lh_rtt_sample(__u32 *srtt, __u32 *rttvar, __u32 r)
@@ -305,17 +320,17 @@ static __always_inline __u32 lh_rto_us(__u32 srtt, __u32 rttvar)
  */
 static __always_inline __u32 lh_depot_nack_psn(const struct lh_qp *qp)
 {
-	return psn_diff(qp->d_unsafe_end, qp->d_acked) > 0 ? qp->d_acked : qp->d_deliv;
+	return psn_diff(qp->d.unsafe_end, qp->d.acked) > 0 ? qp->d.acked : qp->d.deliv;
 }
 
 /*
  * The range a Depot-NACK's mark gives (1..LH_DNACK_MAX_RANGE): the first
- * hole, hole PSNs from d_deliv, plus what lies between the NACK's PSN and
- * d_deliv when that is the NIC's acknowledged point (all of it must come again).
+ * hole, hole PSNs from d.deliv, plus what lies between the NACK's PSN and
+ * d.deliv when that is the NIC's acknowledged point (all of it must come again).
  */
 static __always_inline __u32 lh_depot_nack_len(const struct lh_qp *qp, __u32 hole)
 {
-	__s32 before = psn_diff(qp->d_deliv, lh_depot_nack_psn(qp));
+	__s32 before = psn_diff(qp->d.deliv, lh_depot_nack_psn(qp));
 	__u32 n = hole + (before > 0 ? (__u32)before : 0);
 
 	if (n < 1)

@@ -37,7 +37,7 @@ enum depot_action {
 static __always_inline void depot_sack_count(struct lh_qp *qp, const struct lh_qp_key *key,
 					     __u32 psn, __u32 sack_count)
 {
-	if (sack_count && __sync_add_and_fetch(&qp->d_sack_cnt, 1) % sack_count == 0)
+	if (sack_count && __sync_add_and_fetch(&qp->d.sack_cnt, 1) % sack_count == 0)
 		lh_event(LH_EV_SACK_DUE, key, psn, 0);
 }
 
@@ -76,7 +76,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		return XDP_PASS;
 	}
 	/* a first look without the lock decides whether a copy is worth making */
-	d = psn_diff(psn, READ_ONCE(qp->d_deliv));
+	d = psn_diff(psn, READ_ONCE(qp->d.deliv));
 	if (lh_qp_stale(qp, &key, d, now, st))
 		return XDP_PASS;
 	if (d < 0) {
@@ -85,7 +85,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	}
 	if (d >= LH_RING_SIZE) {
 		/*
-		 * More in flight than the ring holds (a gap at d_deliv with the
+		 * More in flight than the ring holds (a gap at d.deliv with the
 		 * NIC's window still sending): it goes on, the receiving NIC's
 		 * go-back-N sees the gap. The QP is alive all the same: taken
 		 * for idle, the next such packet would make it stale.
@@ -136,7 +136,7 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 	nx = &ring->ent[(psn + 1) & LH_RING_MASK];
 
 	bpf_spin_lock(&qp->lock);
-	d = psn_diff(psn, qp->d_deliv);
+	d = psn_diff(psn, qp->d.deliv);
 	if (d < 0) {
 		act = DEPOT_DUP_DELIVERED;
 	} else if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE && (LH_TAG_PSN(e->tag) == psn || d > 0)) {
@@ -160,21 +160,21 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		 * the sender, whose go-back-N resends it, as with no gateway.
 		 */
 		if (LH_TAG_STATE(e->tag) != LH_SLOT_FREE) {
-			qp->d_unsafe_end = psn_add(psn, 1);
+			qp->d.unsafe_end = psn_add(psn, 1);
 			act = DEPOT_DELIVER_WINDOW;
 		} else if (idx != LH_NO_SLOT) {
 			e->slot = idx;
 			e->tag = LH_TAG(LH_SLOT_BACKUP, psn);
 		} else {
-			qp->d_unsafe_end = psn_add(psn, 1);
+			qp->d.unsafe_end = psn_add(psn, 1);
 		}
 		lh_depot_delivered(qp, psn);
 		qp->last_progress_ns = now;
 		/* a run under way goes on by itself to what is held after it */
-		if (nx->tag == LH_TAG(LH_SLOT_HELD, qp->d_deliv) && nx->slot != LH_NO_SLOT &&
+		if (nx->tag == LH_TAG(LH_SLOT_HELD, qp->d.deliv) && nx->slot != LH_NO_SLOT &&
 		    !(qp->flags & LH_QPF_RELEASING)) {
 			qp->flags |= LH_QPF_RELEASING;
-			qp->d_release_after = psn;
+			qp->d.release_after = psn;
 		}
 	} else if (idx == LH_NO_SLOT) {
 		act = DEPOT_NO_SLOT; /* in order while a run is released, and no slot to hold it */
@@ -184,10 +184,10 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		e->slot = idx;
 		e->tag = LH_TAG(LH_SLOT_HELD, psn);
 		act = DEPOT_HOLD;
-		if (psn_diff(psn, qp->d_high) > 0)
-			act = DEPOT_HOLD_NACK; /* a new gap [d_high, psn) */
-		if (psn_diff(psn, qp->d_high) >= 0)
-			qp->d_high = psn_add(psn, 1);
+		if (psn_diff(psn, qp->d.high) > 0)
+			act = DEPOT_HOLD_NACK; /* a new gap [d.high, psn) */
+		if (psn_diff(psn, qp->d.high) >= 0)
+			qp->d.high = psn_add(psn, 1);
 		/*
 		 * The Depot-NACK is the receiving NIC's own NAK: PSN = ePSN, the
 		 * first PSN not delivered. Its mark says how many PSNs from there
@@ -196,9 +196,9 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		 */
 		gap_start = lh_depot_nack_psn(qp);
 		for (i = 0; i < LH_DNACK_MAX_RANGE; i++) {
-			__u32 x = psn_add(qp->d_deliv, i);
+			__u32 x = psn_add(qp->d.deliv, i);
 
-			if (x == qp->d_high ||
+			if (x == qp->d.high ||
 			    ring->ent[x & LH_RING_MASK].tag == LH_TAG(LH_SLOT_HELD, x))
 				break;
 		}
@@ -239,9 +239,9 @@ static __always_inline int depot_xdp_data_do(struct xdp_md *ctx, const struct lh
 		if (lh_xdp_make_nak(ctx, p, qp->peer_qpn, gap_start, qp->msn,
 				    LH_DNACK_MARK | ((gap_len - 1) & LH_DNACK_LEN_MASK)))
 			return lh_drop(st, LH_STAT_NAK_BUILD_FAIL);
-		qp->last_nack_ns = now;
-		if (psn_diff(gap_start, qp->d_nacked_psn) > 0)
-			qp->d_nacked_psn = gap_start; /* racy: a hint for the DC timer */
+		qp->d.last_nack_ns = now;
+		if (psn_diff(gap_start, qp->d.nacked_psn) > 0)
+			qp->d.nacked_psn = gap_start; /* racy: a hint for the DC timer */
 		lh_count(st, LH_STAT_DEPOT_NACK);
 		return XDP_PASS; /* the kernel routes the NACK back over the WAN */
 	case DEPOT_DUP_HELD:

@@ -59,12 +59,12 @@ static long depot_back_step(__u64 i, void *data)
 }
 
 /*
- * The receiving NIC NAKed psn, before d_deliv, and no backup answered it: it
+ * The receiving NIC NAKed psn, before d.deliv, and no backup answered it: it
  * does not have what the Depot delivered from there. A go-back-0 responder
  * that met a gap (a packet the Depot let through: ring or pool full, a QP
  * learned anew) drops its partial message, PSNs it ACKed too, and NAKs the
  * message's first PSN. The NAK goes on to the sender, which resends all
- * from there; the Depot starts again from the NIC's point (d_deliv = d_high
+ * from there; the Depot starts again from the NIC's point (d.deliv = d.high
  * = psn, its ring emptied) so that it holds the gaps of that resend. Left
  * ahead, it took the resend for duplicates and passed it with its gaps,
  * each met the NIC, which dropped the message again: go-back-0 at 1/256,
@@ -82,7 +82,7 @@ static __always_inline void depot_nic_back(struct lh_qp *qp, struct lh_ring *rin
 	__s32 d;
 
 	bpf_spin_lock(&qp->lock);
-	d = psn_diff(qp->d_deliv, psn);
+	d = psn_diff(qp->d.deliv, psn);
 	/*
 	 * Only before what it ACKed: it went back, surely (its NAK and ACKs
 	 * come the same way, in order). A NAK from its ACK point on may be
@@ -91,7 +91,7 @@ static __always_inline void depot_nic_back(struct lh_qp *qp, struct lh_ring *rin
 	 * there waited for a PSN the sender never sent again (a pool far too
 	 * small, 40-lr2 #15: a livelock).
 	 */
-	if (!(d > 0 && d < LH_QP_STALE_BACK && psn_diff(qp->d_acked, psn) > 0)) {
+	if (!(d > 0 && d < LH_QP_STALE_BACK && psn_diff(qp->d.acked, psn) > 0)) {
 		/* nothing to follow */
 	} else if (qp->flags & LH_QPF_RELEASING) {
 		/*
@@ -103,22 +103,22 @@ static __always_inline void depot_nic_back(struct lh_qp *qp, struct lh_ring *rin
 		 * took the resend for duplicates and passed its gaps
 		 * (40-lr2 #14, 1 CI run in about 30).
 		 */
-		if (!(qp->flags & LH_QPF_D_BACK_DUE) || psn_diff(qp->d_back_psn, psn) > 0)
-			qp->d_back_psn = psn;
+		if (!(qp->flags & LH_QPF_D_BACK_DUE) || psn_diff(qp->d.back_psn, psn) > 0)
+			qp->d.back_psn = psn;
 		qp->flags |= LH_QPF_D_BACK_DUE;
 		due = true;
 	} else {
 		/* where it was, or where it went back from before if that is later */
-		if (!(qp->flags & LH_QPF_D_BACK) || psn_diff(qp->d_high, qp->d_back_end) > 0)
-			qp->d_back_end = qp->d_high;
+		if (!(qp->flags & LH_QPF_D_BACK) || psn_diff(qp->d.high, qp->d.back_end) > 0)
+			qp->d.back_end = qp->d.high;
 		qp->flags |= LH_QPF_D_BACK;
-		qp->d_deliv = psn;
-		qp->d_high = psn;
-		qp->d_acked = psn;
-		if (psn_diff(qp->d_unsafe_end, psn) > 0)
-			qp->d_unsafe_end = psn;
-		if (psn_diff(qp->d_nacked_psn, psn) > 0)
-			qp->d_nacked_psn = psn;
+		qp->d.deliv = psn;
+		qp->d.high = psn;
+		qp->d.acked = psn;
+		if (psn_diff(qp->d.unsafe_end, psn) > 0)
+			qp->d.unsafe_end = psn;
+		if (psn_diff(qp->d.nacked_psn, psn) > 0)
+			qp->d.nacked_psn = psn;
 		moved = true;
 	}
 	bpf_spin_unlock(&qp->lock);
@@ -145,11 +145,11 @@ struct depot_release_ctx {
 	__u32 prev; /* slot taken by the previous step: emitted by this one */
 	__u32 n; /* packets emitted */
 	bool v6;
-	bool done; /* the run ended: nothing held at d_deliv */
+	bool done; /* the run ended: nothing held at d.deliv */
 };
 
 /*
- * One packet of a release run: take the held packet at d_deliv (now a
+ * One packet of a release run: take the held packet at d.deliv (now a
  * backup) and emit the one taken before it. Each packet goes out when the
  * next one is known, so that the last of the batch can carry AckReq (see
  * lh_skb_set_ackreq). Returns 1 (stop) at the end of the run.
@@ -163,7 +163,7 @@ static long depot_release_step(__u64 i __attribute__((unused)), void *data)
 	bool done = false;
 
 	bpf_spin_lock(&qp->lock);
-	x = qp->d_deliv;
+	x = qp->d.deliv;
 	e = &c->ring->ent[x & LH_RING_MASK];
 	if ((qp->flags & LH_QPF_RELEASING) && e->tag == LH_TAG(LH_SLOT_HELD, x)) {
 		e->tag = LH_TAG(LH_SLOT_BACKUP, x);
@@ -189,7 +189,7 @@ static long depot_release_step(__u64 i __attribute__((unused)), void *data)
 }
 
 /*
- * Emit the held run from d_deliv, at most LH_BURST packets; clears
+ * Emit the held run from d.deliv, at most LH_BURST packets; clears
  * RELEASING when the run ends, after its last packet went out. Returns the
  * number emitted.
  */
@@ -229,7 +229,7 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 		__u32 x;
 
 		bpf_spin_lock(&qp->lock);
-		x = qp->d_deliv;
+		x = qp->d.deliv;
 		e = &ring->ent[x & LH_RING_MASK];
 		if ((qp->flags & LH_QPF_RELEASING) && e->tag == LH_TAG(LH_SLOT_HELD, x)) {
 			done = false;
@@ -238,7 +238,7 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 			if (qp->flags & LH_QPF_D_BACK_DUE) {
 				qp->flags &= ~LH_QPF_D_BACK_DUE;
 				back = true;
-				back_psn = qp->d_back_psn;
+				back_psn = qp->d.back_psn;
 			}
 		}
 		bpf_spin_unlock(&qp->lock);
@@ -251,10 +251,10 @@ static __always_inline __u32 depot_release_run(struct __sk_buff *skb, struct lh_
 	}
 	if (!done) {
 		lh_count(st, LH_STAT_DEPOT_RELEASE_MORE);
-		lh_event(LH_EV_RELEASE_MORE, key, qp->d_deliv, 0);
-	} else if (qp->d_deliv != qp->d_high) {
+		lh_event(LH_EV_RELEASE_MORE, key, qp->d.deliv, 0);
+	} else if (qp->d.deliv != qp->d.high) {
 		/* the run stopped at the next hole: tell the sender side now */
-		lh_event(LH_EV_GAP, key, qp->d_deliv, 0);
+		lh_event(LH_EV_GAP, key, qp->d.deliv, 0);
 	}
 	return c.n;
 }
@@ -284,10 +284,10 @@ static long depot_replay_step(__u64 i, void *data)
 	__u8 macs[12];
 
 	bpf_spin_lock(&qp->lock);
-	if (psn_diff(x, qp->d_deliv) < 0 && psn_diff(x, qp->d_acked) >= 0 &&
+	if (psn_diff(x, qp->d.deliv) < 0 && psn_diff(x, qp->d.acked) >= 0 &&
 	    e->tag == LH_TAG(LH_SLOT_BACKUP, x))
 		idx = e->slot;
-	c->more = psn_diff(psn_add(x, 1), qp->d_deliv) < 0;
+	c->more = psn_diff(psn_add(x, 1), qp->d.deliv) < 0;
 	bpf_spin_unlock(&qp->lock);
 	if (idx == LH_NO_SLOT)
 		goto stop;
@@ -313,7 +313,7 @@ stop:
 }
 
 /*
- * Replay [psn, d_deliv) from the backup pool toward the NIC, at most LH_BURST
+ * Replay [psn, d.deliv) from the backup pool toward the NIC, at most LH_BURST
  * packets. The skb's link header is the NAK's, so the MACs are swapped first.
  * Returns the number emitted (0: nothing to answer with, NAK untouched).
  */
@@ -333,7 +333,7 @@ static __always_inline __u32 depot_replay(struct __sk_buff *skb, struct lh_qp *q
 	};
 
 	/* what is timed may be in this replay: its ACK would measure the replay (Karn) */
-	qp->d_rtt_ns = 0;
+	qp->d.rtt_ns = 0;
 	bpf_loop(LH_BURST, depot_replay_step, &c, 0);
 	if (c.n && c.more && !c.stopped) {
 		lh_count(st, LH_STAT_DEPOT_RELEASE_MORE);
@@ -411,7 +411,7 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 
 		bpf_spin_lock(&qp->lock);
 		qp->msn = p->msn;
-		ahead = psn_diff(upto, qp->d_deliv) > 0;
+		ahead = psn_diff(upto, qp->d.deliv) > 0;
 		/*
 		 * The NIC has more than the Depot gave it. After the Depot
 		 * followed a NIC that went back (LH_QPF_D_BACK), that NIC had
@@ -432,18 +432,18 @@ static __always_inline int depot_tc_ack(struct __sk_buff *skb, const struct lh_p
 		}
 		if (ahead)
 			qp->flags &= ~LH_QPF_D_BACK;
-		if (psn_diff(upto, qp->d_acked) > 0 && !ahead) {
-			from = qp->d_acked;
-			n = psn_diff(upto, qp->d_acked);
-			qp->d_acked = upto;
+		if (psn_diff(upto, qp->d.acked) > 0 && !ahead) {
+			from = qp->d.acked;
+			n = psn_diff(upto, qp->d.acked);
+			qp->d.acked = upto;
 			/* the NIC has the first PSN this Depot saw: its ePSN holds from here */
 			qp->flags &= ~LH_QPF_D_UNSURE;
 		}
 		/* the round trip into the DC (--dc-timeout's estimate) */
-		if (qp->d_rtt_ns && psn_diff(upto, qp->d_rtt_psn) > 0) {
-			lh_rtt_sample(&qp->d_srtt_us, &qp->d_rttvar_us,
-				      now > qp->d_rtt_ns ? (__u32)((now - qp->d_rtt_ns) / 1000) : 0);
-			qp->d_rtt_ns = 0;
+		if (qp->d.rtt_ns && psn_diff(upto, qp->d.rtt_psn) > 0) {
+			lh_rtt_sample(&qp->d.srtt_us, &qp->d.rttvar_us,
+				      now > qp->d.rtt_ns ? (__u32)((now - qp->d.rtt_ns) / 1000) : 0);
+			qp->d.rtt_ns = 0;
 		}
 		bpf_spin_unlock(&qp->lock);
 		lh_count(st, LH_STAT_DEPOT_ACK);

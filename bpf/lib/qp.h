@@ -617,7 +617,7 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 /*
  * Whether qp is stale, marking it so (and asking the agent to forget it) on
  * the first packet that shows it; d is the packet's PSN less where the QP
- * expects the next (Sentry s_next, Depot d_deliv).
+ * expects the next (Sentry s.next, Depot d.deliv).
  */
 static __always_inline bool lh_qp_stale(struct lh_qp *qp, const struct lh_qp_key *k, __s32 d,
 					__u64 now, struct lh_stats *st)
@@ -819,18 +819,18 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
 			ring = LH_NO_SLOT;
 		}
 		/* the first packet seen is taken as in order: a loss before it is the NIC's */
-		init->d_deliv = p->psn;
-		init->d_high = p->psn;
-		init->d_acked = p->psn;
-		init->d_unsafe_end = p->psn;
-		init->d_nacked_psn = p->psn;
-		init->d_ar_psn = p->psn;
+		init->d.deliv = p->psn;
+		init->d.high = p->psn;
+		init->d.acked = p->psn;
+		init->d.unsafe_end = p->psn;
+		init->d.nacked_psn = p->psn;
+		init->d.ar_psn = p->psn;
 		__builtin_memcpy(init->wan_peer_mac, p->smac, 6);
 		__builtin_memcpy(init->wan_mac, p->dmac, 6);
 	} else {
-		init->s_next = psn_add(p->psn, 1);
-		init->s_base = p->psn;
-		init->s_una = p->psn;
+		init->s.next = psn_add(p->psn, 1);
+		init->s.base = p->psn;
+		init->s.una = p->psn;
 	}
 	init->ring = ring;
 	err = bpf_map_update_elem(&lh_qp, &k, init, BPF_NOEXIST);
@@ -868,10 +868,10 @@ __noinline int lh_qp_learn(const struct lh_parsed *p, __u32 role)
  */
 static __always_inline void lh_depot_delivered(struct lh_qp *qp, __u32 psn)
 {
-	qp->d_deliv = psn_add(psn, 1);
-	if (psn_diff(qp->d_deliv, qp->d_high) > 0)
-		qp->d_high = qp->d_deliv;
-	if ((qp->flags & LH_QPF_D_BACK) && psn_diff(qp->d_deliv, qp->d_back_end) >= 0)
+	qp->d.deliv = psn_add(psn, 1);
+	if (psn_diff(qp->d.deliv, qp->d.high) > 0)
+		qp->d.high = qp->d.deliv;
+	if ((qp->flags & LH_QPF_D_BACK) && psn_diff(qp->d.deliv, qp->d.back_end) >= 0)
 		qp->flags &= ~LH_QPF_D_BACK;
 }
 

@@ -20,7 +20,7 @@
  *    packet of the replay, passed or dropped, and re-sends one itself when a
  *    Depot report names it missing again; outside an episode everything
  *    passes (a timeout retransmission), except what the NIC was told the
- *    receiver has (before s_una): that is answered with the ACK again.
+ *    receiver has (before s.una): that is answered with the ACK again.
  * From the WAN (XDP on the WAN interface):
  *  - a Depot-NACK (PSN = the receiver's ePSN) records the first hole and goes
  *    on to the NIC as the plain NAK it is (mark cleared) when the NIC will
@@ -89,41 +89,41 @@ enum sentry_action {
  */
 #define LH_WATCHDOG_BACKOFF_MAX 4
 
-/* Missing-PSN bitmap (s_missing from s_base) */
+/* Missing-PSN bitmap (s.missing from s.base) */
 static __always_inline bool sentry_is_missing(const struct lh_qp *qp, __u32 psn, bool *outside)
 {
-	__s32 off = psn_diff(psn, qp->s_base);
+	__s32 off = psn_diff(psn, qp->s.base);
 
 	*outside = off < 0 || off >= LH_SR_WORDS * 64;
 	if (*outside)
 		return false;
-	return qp->s_missing[((__u32)off >> 6) & (LH_SR_WORDS - 1)] & (1ULL << (off & 63));
+	return qp->s.missing[((__u32)off >> 6) & (LH_SR_WORDS - 1)] & (1ULL << (off & 63));
 }
 
 static __always_inline void sentry_clear_missing(struct lh_qp *qp, __u32 psn)
 {
-	__s32 off = psn_diff(psn, qp->s_base);
+	__s32 off = psn_diff(psn, qp->s.base);
 
 	if (off >= 0 && off < LH_SR_WORDS * 64)
-		qp->s_missing[((__u32)off >> 6) & (LH_SR_WORDS - 1)] &= ~(1ULL << (off & 63));
+		qp->s.missing[((__u32)off >> 6) & (LH_SR_WORDS - 1)] &= ~(1ULL << (off & 63));
 }
 
 static __always_inline bool sentry_mark_missing(struct lh_qp *qp, __u32 psn)
 {
-	__s32 off = psn_diff(psn, qp->s_base);
+	__s32 off = psn_diff(psn, qp->s.base);
 
 	if (off < 0 || off >= LH_SR_WORDS * 64)
 		return false;
-	qp->s_missing[((__u32)off >> 6) & (LH_SR_WORDS - 1)] |= 1ULL << (off & 63);
+	qp->s.missing[((__u32)off >> 6) & (LH_SR_WORDS - 1)] |= 1ULL << (off & 63);
 	return true;
 }
 
 static __always_inline void sentry_clear_bitmap(struct lh_qp *qp)
 {
-	qp->s_missing[0] = 0;
-	qp->s_missing[1] = 0;
-	qp->s_missing[2] = 0;
-	qp->s_missing[3] = 0;
+	qp->s.missing[0] = 0;
+	qp->s.missing[1] = 0;
+	qp->s.missing[2] = 0;
+	qp->s.missing[3] = 0;
 }
 
 static __always_inline void sentry_episode_stop(struct lh_qp *qp)
@@ -143,7 +143,7 @@ static __always_inline void sentry_episode_stop(struct lh_qp *qp)
  * lock; true when it ended the episode.
  */
 /*
- * Whether a PSN from s_una on is marked missing. A mark before it is stale:
+ * Whether a PSN from s.una on is marked missing. A mark before it is stale:
  * the receiver ACKed that PSN since (our own re-send of a copy brought it),
  * and counted, it kept the episode below from ending for good (64 QPs at
  * 1 %: the tail of a message lost, the NIC's timer resends dropped as held
@@ -163,13 +163,13 @@ static __always_inline __u64 lh_bits_below(__u32 n, __u32 w)
 
 static __always_inline bool sentry_missing_from_una(const struct lh_qp *qp)
 {
-	__s32 off = psn_diff(qp->s_una, qp->s_base);
+	__s32 off = psn_diff(qp->s.una, qp->s.base);
 	__u32 n = off > 0 ? (__u32)off : 0;
 
 	if (off >= LH_SR_WORDS * 64)
 		return false;
-	return (qp->s_missing[0] & ~lh_bits_below(n, 0)) | (qp->s_missing[1] & ~lh_bits_below(n, 1)) |
-	       (qp->s_missing[2] & ~lh_bits_below(n, 2)) | (qp->s_missing[3] & ~lh_bits_below(n, 3));
+	return (qp->s.missing[0] & ~lh_bits_below(n, 0)) | (qp->s.missing[1] & ~lh_bits_below(n, 1)) |
+	       (qp->s.missing[2] & ~lh_bits_below(n, 2)) | (qp->s.missing[3] & ~lh_bits_below(n, 3));
 }
 
 static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn, __u64 now)
@@ -189,17 +189,17 @@ static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn, __
 	 * the QP failed. So a timer retry costs the NIC what it would without
 	 * longhaul: one of its retries.
 	 */
-	if ((qp->flags & LH_QPF_REWIND_PENDING) && psn_diff(psn, qp->s_rewind) <= 0)
+	if ((qp->flags & LH_QPF_REWIND_PENDING) && psn_diff(psn, qp->s.rewind) <= 0)
 		return false; /* the replay our NAK asked for (a go-back-0 NIC's from further back) */
 	/*
 	 * Not the replay going on (the PSN after the last one resent); a
-	 * replay that never came (a NAK the NIC ignored) leaves s_replay
-	 * behind s_una, and the first timer resend is one too
+	 * replay that never came (a NAK the NIC ignored) leaves s.replay
+	 * behind s.una, and the first timer resend is one too
 	 */
-	if (psn == qp->s_replay)
+	if (psn == qp->s.replay)
 		return false;
 	if (!(now > qp->last_rx_ns && now - qp->last_rx_ns > LH_REPLAY_GAP_NS) &&
-	    ((qp->flags & LH_QPF_REWIND_PENDING) || psn != qp->s_una || sentry_missing_from_una(qp)))
+	    ((qp->flags & LH_QPF_REWIND_PENDING) || psn != qp->s.una || sentry_missing_from_una(qp)))
 		return false;
 	sentry_episode_stop(qp);
 	return true;
@@ -208,8 +208,8 @@ static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn, __
 /*
  * Whether a resend of an acknowledged PSN is answered with an ACK (under the
  * lock), and *ack_psn the PSN it acknowledges: LH_ECHO_EVERY - 1 past the
- * resent one, or s_una - 1 if that is nearer (the receiver's ACK covers
- * both). Not s_una - 1 at once: the NIC's timer restarts only when its ACK
+ * resent one, or s.una - 1 if that is nearer (the receiver's ACK covers
+ * both). Not s.una - 1 at once: the NIC's timer restarts only when its ACK
  * point moves, and a NIC that goes on resending from where it was (rxe
  * does, and a go-back-0 NIC from the first PSN of the message) must get
  * through the whole replay before its timer fires. A replay of thousands
@@ -224,13 +224,13 @@ static __always_inline bool sentry_timer_restart(struct lh_qp *qp, __u32 psn, __
 static __always_inline bool sentry_echo_due(struct lh_qp *qp, __u32 psn, __u64 now, __u32 *ack_psn)
 {
 	__u32 us = (__u32)(now >> 10);
-	__s32 d = psn_diff(psn, qp->s_echo_psn);
-	__u32 last = psn_add(qp->s_una, ROCE_PSN_MASK), ahead = psn_add(psn, LH_ECHO_EVERY - 1);
+	__s32 d = psn_diff(psn, qp->s.echo_psn);
+	__u32 last = psn_add(qp->s.una, ROCE_PSN_MASK), ahead = psn_add(psn, LH_ECHO_EVERY - 1);
 
-	if (us - qp->s_echo_us <= LH_ECHO_GAP_US && d >= 0 && d < LH_ECHO_EVERY)
+	if (us - qp->s.echo_us <= LH_ECHO_GAP_US && d >= 0 && d < LH_ECHO_EVERY)
 		return false;
-	qp->s_echo_us = us;
-	qp->s_echo_psn = psn;
+	qp->s.echo_us = us;
+	qp->s.echo_psn = psn;
 	*ack_psn = psn_diff(ahead, last) < 0 ? ahead : last;
 	return true;
 }
@@ -249,17 +249,17 @@ static __always_inline bool sentry_echo_due(struct lh_qp *qp, __u32 psn, __u64 n
  */
 static __always_inline void sentry_rtt_start(struct lh_qp *qp, const struct lh_parsed *p, __u64 now)
 {
-	if (p->ackreq && !qp->s_rtt_tx_ns &&
-	    (!(qp->flags & LH_QPF_SENTRY_BUSY) || !qp->s_srtt_us)) {
-		qp->s_rtt_psn = p->psn;
-		qp->s_rtt_tx_ns = now;
+	if (p->ackreq && !qp->s.rtt_tx_ns &&
+	    (!(qp->flags & LH_QPF_SENTRY_BUSY) || !qp->s.srtt_us)) {
+		qp->s.rtt_psn = p->psn;
+		qp->s.rtt_tx_ns = now;
 	}
 }
 
 static __always_inline void sentry_rtt_hole(struct lh_qp *qp, __u32 hole_psn)
 {
-	if (qp->s_rtt_tx_ns && qp->s_srtt_us && psn_diff(hole_psn, qp->s_rtt_psn) <= 0)
-		qp->s_rtt_tx_ns = 0;
+	if (qp->s.rtt_tx_ns && qp->s.srtt_us && psn_diff(hole_psn, qp->s.rtt_psn) <= 0)
+		qp->s.rtt_tx_ns = 0;
 }
 
 /*
@@ -268,35 +268,35 @@ static __always_inline void sentry_rtt_hole(struct lh_qp *qp, __u32 hole_psn)
  */
 static __always_inline void sentry_stay_start(struct lh_qp *qp, __u32 psn, __u64 now)
 {
-	if (!qp->s_stay_tx_ns) {
-		qp->s_stay_psn = psn;
-		qp->s_stay_tx_ns = now;
+	if (!qp->s.stay_tx_ns) {
+		qp->s.stay_psn = psn;
+		qp->s.stay_tx_ns = now;
 	}
 }
 
 static __always_inline void sentry_stay_ack(struct lh_qp *qp, __u32 upto, __u64 now)
 {
-	if (!qp->s_stay_tx_ns || psn_diff(upto, qp->s_stay_psn) <= 0)
+	if (!qp->s.stay_tx_ns || psn_diff(upto, qp->s.stay_psn) <= 0)
 		return;
-	qp->s_stay_us = now > qp->s_stay_tx_ns ? (__u32)((now - qp->s_stay_tx_ns) / 1000) : 1;
-	qp->s_stay_tx_ns = 0;
+	qp->s.stay_us = now > qp->s.stay_tx_ns ? (__u32)((now - qp->s.stay_tx_ns) / 1000) : 1;
+	qp->s.stay_tx_ns = 0;
 }
 
 /* An ACK of every PSN before upto: the sample */
 static __always_inline void sentry_rtt_ack(struct lh_qp *qp, __u32 upto, __u64 now)
 {
-	if (!qp->s_rtt_tx_ns || psn_diff(upto, qp->s_rtt_psn) <= 0)
+	if (!qp->s.rtt_tx_ns || psn_diff(upto, qp->s.rtt_psn) <= 0)
 		return;
-	lh_rtt_sample(&qp->s_srtt_us, &qp->s_rttvar_us,
-		      now > qp->s_rtt_tx_ns ? (__u32)((now - qp->s_rtt_tx_ns) / 1000) : 0);
-	qp->s_rtt_tx_ns = 0;
-	qp->s_rtt_samples++;
+	lh_rtt_sample(&qp->s.srtt_us, &qp->s.rttvar_us,
+		      now > qp->s.rtt_tx_ns ? (__u32)((now - qp->s.rtt_tx_ns) / 1000) : 0);
+	qp->s.rtt_tx_ns = 0;
+	qp->s.rtt_samples++;
 }
 
-/* Whether psn is before the receiver's own highest ACK point (s_acked, once known) */
+/* Whether psn is before the receiver's own highest ACK point (s.acked, once known) */
 static __always_inline bool sentry_before_acked(const struct lh_qp *qp, __u32 psn)
 {
-	return (qp->flags & LH_QPF_S_ACKED) && psn_diff(psn, qp->s_acked) < 0;
+	return (qp->flags & LH_QPF_S_ACKED) && psn_diff(psn, qp->s.acked) < 0;
 }
 
 enum sentry_bound {
@@ -309,7 +309,7 @@ enum sentry_bound {
  * Whether an ACK, NAK or Depot-NACK (AETH syndrome syn, BTH byte 4 b4, PSN
  * psn, Depot-NACK range len) names only what this Sentry forwarded. An ACK
  * of psn says the receiver has psn; a NAK names the PSN the receiver expects
- * next, at most s_next; a Depot-NACK's missing range [psn, psn + len) lies
+ * next, at most s.next; a Depot-NACK's missing range [psn, psn + len) lies
  * before a PSN the Depot received. Anything beyond is forged, or data that
  * reached the receiver without crossing this gateway: the NIC judges it
  * (it ignores an ACK of PSNs it never sent), the QP is left as it was. A
@@ -323,11 +323,11 @@ static __always_inline enum sentry_bound sentry_ack_bound(const struct lh_qp *qp
 	__s32 ahead;
 
 	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK)
-		ahead = psn_diff(psn_add(psn, 1), qp->s_next);
+		ahead = psn_diff(psn_add(psn, 1), qp->s.next);
 	else if (dnack)
-		ahead = psn_diff(psn_add(psn, len), qp->s_next);
+		ahead = psn_diff(psn_add(psn, len), qp->s.next);
 	else
-		ahead = psn_diff(psn, qp->s_next);
+		ahead = psn_diff(psn, qp->s.next);
 	if (ahead > 0)
 		return SENTRY_UNSENT;
 	if (dnack && sentry_before_acked(qp, psn))
@@ -337,26 +337,26 @@ static __always_inline enum sentry_bound sentry_ack_bound(const struct lh_qp *qp
 
 /*
  * The receiver has every PSN before upto (an ACK, or a Depot-NACK's PSN):
- * s_una moves there. Until the first such statement s_una is only the first
+ * s.una moves there. Until the first such statement s.una is only the first
  * PSN seen (LH_QPF_S_SYNCED clear), so the first one sets it, behind the
  * guess too (a QP learned mid-flight), unless it is from another connection
- * (as far behind as lh_qp_stale() says). Returns whether s_una moved on.
+ * (as far behind as lh_qp_stale() says). Returns whether s.una moved on.
  * Under the lock.
  */
 static __always_inline bool sentry_una_set(struct lh_qp *qp, __u32 upto)
 {
-	__s32 d = psn_diff(upto, qp->s_una);
+	__s32 d = psn_diff(upto, qp->s.una);
 
 	if (!(qp->flags & LH_QPF_S_SYNCED)) {
 		if (d <= -LH_QP_STALE_BACK)
 			return false;
 		qp->flags |= LH_QPF_S_SYNCED;
-		qp->s_una = upto;
+		qp->s.una = upto;
 		return d > 0;
 	}
 	if (d <= 0)
 		return false;
-	qp->s_una = upto;
+	qp->s.una = upto;
 	return true;
 }
 
@@ -372,9 +372,9 @@ static __always_inline bool sentry_una_set(struct lh_qp *qp, __u32 upto)
 static __always_inline enum sentry_bound sentry_report_bound(const struct lh_qp *qp, __u32 epsn,
 							     __u32 n, __u32 seq)
 {
-	if (psn_diff(psn_add(epsn, n), qp->s_next) > 0)
+	if (psn_diff(psn_add(epsn, n), qp->s.next) > 0)
 		return SENTRY_UNSENT;
-	if (!lh_report_seq_newer(seq, qp->s_report_seq) && psn_diff(epsn, qp->s_report_epsn) <= 0)
+	if (!lh_report_seq_newer(seq, qp->s.report_seq) && psn_diff(epsn, qp->s.report_epsn) <= 0)
 		return SENTRY_STALE;
 	if (sentry_before_acked(qp, epsn))
 		return SENTRY_STALE;
@@ -506,7 +506,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	now = bpf_ktime_get_ns();
 	if (!(READ_ONCE(qp->flags) & LH_QPF_PAIRED))
 		lh_pair_note(qp, &key, psn, now, st);
-	if (lh_qp_stale(qp, &key, psn_diff(psn, READ_ONCE(qp->s_next)), now, st))
+	if (lh_qp_stale(qp, &key, psn_diff(psn, READ_ONCE(qp->s.next)), now, st))
 		return XDP_PASS;
 	lh_qp_paired(qp, &key);
 	/* only a QP in a recovery can be stuck */
@@ -517,9 +517,9 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		/* --nic-timeout: a bound as it is; else scaled by the QP's round trip, doubled */
 		if (!(cfg->flags & LH_CFG_WD_BOUND)) {
 			__u64 rtos_ns = (__u64)LH_WATCHDOG_RTOS * 1000 *
-					lh_rto_us(READ_ONCE(qp->s_srtt_us),
-						  READ_ONCE(qp->s_rttvar_us));
-			__u32 fired = READ_ONCE(qp->s_wd_fired);
+					lh_rto_us(READ_ONCE(qp->s.srtt_us),
+						  READ_ONCE(qp->s.rttvar_us));
+			__u32 fired = READ_ONCE(qp->s.wd_fired);
 
 			if (rtos_ns > watchdog_ns)
 				watchdog_ns = rtos_ns;
@@ -540,30 +540,30 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		sentry_episode_stop(qp);
 		qp->flags &= ~(LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY);
 		qp->last_progress_ns = now;
-		qp->s_rtt_tx_ns = 0;
-		qp->s_wd_fired++;
+		qp->s.rtt_tx_ns = 0;
+		qp->s.wd_fired++;
 		qp->flags |= LH_QPF_S_JUMP; /* what the NIC sends next is its own doing */
 		watchdog_ns = 0; /* says it fired */
 	}
-	d = psn_diff(psn, qp->s_next);
+	d = psn_diff(psn, qp->s.next);
 	if (d == 0) {
-		qp->s_next = psn_add(psn, 1);
-		qp->s_tx_ns = now;
+		qp->s.next = psn_add(psn, 1);
+		qp->s.tx_ns = now;
 		qp->last_progress_ns = now;
 		qp->flags &= ~LH_QPF_SNAK_SENT;
 		sentry_rtt_start(qp, p, now);
 		sentry_stay_start(qp, psn, now);
 		/* new data after the replay: the episode is over (not if the NIC ignored the NAK) */
 		if ((qp->flags & LH_QPF_EPISODE) && !(qp->flags & LH_QPF_REWIND_PENDING) &&
-		    psn_diff(psn, qp->s_end) >= 0)
+		    psn_diff(psn, qp->s.end) >= 0)
 			sentry_episode_stop(qp);
 		act = SENTRY_PASS_NEW;
 	} else if (d > 0) {
 		if (qp->flags & LH_QPF_S_JUMP) {
-			/* the NIC was told of PSNs past s_next (LH_QPF_S_JUMP): no gap of ours */
+			/* the NIC was told of PSNs past s.next (LH_QPF_S_JUMP): no gap of ours */
 			qp->flags &= ~(LH_QPF_S_JUMP | LH_QPF_SNAK_SENT);
-			qp->s_next = psn_add(psn, 1);
-			qp->s_tx_ns = now;
+			qp->s.next = psn_add(psn, 1);
+			qp->s.tx_ns = now;
 			act = SENTRY_JUMP;
 		} else if ((qp->flags & (LH_QPF_PAIRED | LH_QPF_S_SYNCED)) !=
 			   (LH_QPF_PAIRED | LH_QPF_S_SYNCED)) {
@@ -574,10 +574,10 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			 * Depot recovers it as a WAN loss (it holds and NACKs once
 			 * paired). For the filter, all of it was sent.
 			 */
-			qp->s_next = psn_add(psn, 1);
+			qp->s.next = psn_add(psn, 1);
 			act = SENTRY_UNPAIRED;
 		} else if ((qp->flags & (LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY))) {
-			/* NAKed already, or the NIC is replaying: the replay brings s_next */
+			/* NAKed already, or the NIC is replaying: the replay brings s.next */
 			act = SENTRY_GAP_DROP;
 		} else {
 			/*
@@ -588,32 +588,32 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			 */
 			qp->flags |= LH_QPF_SNAK_SENT | LH_QPF_NIC_RETRY | LH_QPF_EPISODE |
 				     LH_QPF_REWIND_PENDING;
-			nak_psn = qp->s_una;
-			qp->s_retry_psn = nak_psn;
-			qp->s_rewind = nak_psn;
-			qp->s_replay = nak_psn;
-			qp->s_end = qp->s_next;
+			nak_psn = qp->s.una;
+			qp->s.retry_psn = nak_psn;
+			qp->s.rewind = nak_psn;
+			qp->s.replay = nak_psn;
+			qp->s.end = qp->s.next;
 			sentry_clear_bitmap(qp);
-			qp->s_base = nak_psn;
-			qp->s_rtt_tx_ns = 0; /* the NIC replays from s_una */
+			qp->s.base = nak_psn;
+			qp->s.rtt_tx_ns = 0; /* the NIC replays from s.una */
 			act = SENTRY_NACK;
 		}
 	} else if ((qp->flags & LH_QPF_EPISODE) && !(timer_end = sentry_timer_restart(qp, psn, now))) {
 		/* a retransmission from the rewind point: the NIC took the NAK */
-		if (psn_diff(psn, qp->s_rewind) <= 0)
+		if (psn_diff(psn, qp->s.rewind) <= 0)
 			qp->flags &= ~LH_QPF_REWIND_PENDING;
 		/*
 		 * The replay moving on (the next PSN, or further) is progress for
 		 * the watchdog: a go-back-0 NIC replays a whole message from its
 		 * start, which may take longer than the watchdog; a restart is not.
 		 */
-		if (psn_diff(psn, qp->s_replay) >= 0)
+		if (psn_diff(psn, qp->s.replay) >= 0)
 			qp->last_progress_ns = now;
-		qp->s_replay = psn_add(psn, 1);
-		if (sentry_is_missing(qp, psn, &outside) || (outside && psn_diff(psn, qp->s_base) >= 0)) {
+		qp->s.replay = psn_add(psn, 1);
+		if (sentry_is_missing(qp, psn, &outside) || (outside && psn_diff(psn, qp->s.base) >= 0)) {
 			sentry_clear_missing(qp, psn);
 			act = SENTRY_SR_PASS;
-		} else if (psn_diff(psn, qp->s_una) < 0 && sentry_echo_due(qp, psn, now, &nak_psn)) {
+		} else if (psn_diff(psn, qp->s.una) < 0 && sentry_echo_due(qp, psn, now, &nak_psn)) {
 			/*
 			 * A go-back-0 NIC restarts the whole message and counts
 			 * its window from there: dropping the replay of what the
@@ -623,7 +623,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			 */
 			act = SENTRY_ACK_ECHO;
 		} else {
-			/* held by the Depot, or delivered already (before s_base) */
+			/* held by the Depot, or delivered already (before s.base) */
 			act = SENTRY_SR_DROP;
 		}
 	} else {
@@ -634,18 +634,18 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		 * they covered), which does not: taken for a timer, it would
 		 * hold back the next Depot-NACK until an ACK that never comes.
 		 */
-		bool tail = psn == qp->s_replay && now - qp->last_rx_ns < LH_REPLAY_GAP_NS;
+		bool tail = psn == qp->s.replay && now - qp->last_rx_ns < LH_REPLAY_GAP_NS;
 
 		if (!tail && !(qp->flags & LH_QPF_NIC_RETRY)) {
 			qp->flags |= LH_QPF_NIC_RETRY;
-			qp->s_retry_psn = psn;
+			qp->s.retry_psn = psn;
 		}
-		qp->s_replay = psn_add(psn, 1);
+		qp->s.replay = psn_add(psn, 1);
 		if (!tail)
 			sentry_rtt_hole(qp, psn);
 		act = SENTRY_RETX_PASS;
-		/* s_una is the receiver's only once an ACK or Depot-NACK said so */
-		if ((qp->flags & LH_QPF_S_SYNCED) && psn_diff(psn, qp->s_una) < 0) {
+		/* s.una is the receiver's only once an ACK or Depot-NACK said so */
+		if ((qp->flags & LH_QPF_S_SYNCED) && psn_diff(psn, qp->s.una) < 0) {
 			/*
 			 * Not a loss: the NIC was told already (an ACK, or a NAK
 			 * beyond it) that the receiver has this PSN; the ACK was
@@ -654,7 +654,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 			 * loss would meet the same PSN of each whole resend (a
 			 * livelock): the receiver would only ACK it again, so the
 			 * Sentry says that ACK (sentry_echo_due) and drops the
-			 * rest. From s_una on, the resend passes.
+			 * rest. From s.una on, the resend passes.
 			 */
 			act = sentry_echo_due(qp, psn, now, &nak_psn) ? SENTRY_ACK_ECHO :
 								    SENTRY_ACKED_DROP;
@@ -662,8 +662,8 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 	}
 	qp->last_rx_ns = now;
 	bpf_spin_unlock(&qp->lock);
-	lh_trace("LHD %u %x %u", psn, (act << 16) | qp->flags, qp->s_next);
-	lh_trace("LHD2 %u %u", qp->s_una, qp->s_replay, 0);
+	lh_trace("LHD %u %x %u", psn, (act << 16) | qp->flags, qp->s.next);
+	lh_trace("LHD2 %u %u", qp->s.una, qp->s.replay, 0);
 	if (busy && !watchdog_ns && cfg->watchdog_ms)
 		lh_count(st, LH_STAT_SENTRY_WATCHDOG);
 	if (timer_end)
@@ -704,7 +704,7 @@ static __always_inline int sentry_xdp_data_do(struct xdp_md *ctx, const struct l
 		 * mostly that, and its copies took the whole pool (870k
 		 * pool_empty in a run of 8 QPs) for nothing.
 		 */
-		if (psn_diff(psn, READ_ONCE(qp->s_una)) >= 0)
+		if (psn_diff(psn, READ_ONCE(qp->s.una)) >= 0)
 			sentry_cache(ctx, p, qp, false, st);
 		return lh_drop(st, LH_STAT_SENTRY_SR_DROP);
 	case SENTRY_ACKED_DROP:
@@ -808,7 +808,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	bpf_spin_lock(&qp->lock);
 	bound = sentry_ack_bound(qp, syn, b4, psn, len);
 	if (bound != SENTRY_IN_WINDOW) {
-		/* it goes to the NIC, which may move past s_next on it */
+		/* it goes to the NIC, which may move past s.next on it */
 		if (bound == SENTRY_UNSENT)
 			qp->flags |= LH_QPF_S_JUMP;
 		bpf_spin_unlock(&qp->lock);
@@ -825,7 +825,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 	if ((syn & AETH_TYPE_MASK) == AETH_TYPE_ACK) {
 		upto = psn_add(psn, 1);
 		if (!sentry_before_acked(qp, psn))
-			qp->s_acked = upto; /* the highest ACK point: never back */
+			qp->s.acked = upto; /* the highest ACK point: never back */
 		qp->flags |= LH_QPF_S_ACKED;
 		if (sentry_una_set(qp, upto)) {
 			qp->last_progress_ns = now;
@@ -839,34 +839,34 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		 * episode, waiting on it, dropped its timer resends as held
 		 * until the NIC gave up (a soak of agent restarts, 2026-11-27).
 		 */
-		if ((qp->flags & LH_QPF_REWIND_PENDING) && psn_diff(upto, qp->s_rewind) > 0)
+		if ((qp->flags & LH_QPF_REWIND_PENDING) && psn_diff(upto, qp->s.rewind) > 0)
 			qp->flags &= ~LH_QPF_REWIND_PENDING;
 		sentry_rtt_ack(qp, upto, now);
 		sentry_stay_ack(qp, upto, now);
 		/* rxe ends a retry on an ACK from its rewind point on */
-		if ((qp->flags & LH_QPF_NIC_RETRY) && psn_diff(psn, qp->s_retry_psn) >= 0) {
+		if ((qp->flags & LH_QPF_NIC_RETRY) && psn_diff(psn, qp->s.retry_psn) >= 0) {
 			qp->flags &= ~LH_QPF_NIC_RETRY;
 			if (qp->flags & LH_QPF_NAK_DEFERRED) {
 				qp->flags &= ~LH_QPF_NAK_DEFERRED;
-				if (psn_diff(qp->s_deferred, psn) > 0) {
+				if (psn_diff(qp->s.deferred, psn) > 0) {
 					/* the agent sends it right behind this ACK */
-					owed = qp->s_deferred;
+					owed = qp->s.deferred;
 					qp->flags |= LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING;
-					qp->s_retry_psn = owed;
-					qp->s_rewind = owed;
-					qp->s_replay = owed;
-					qp->s_end = qp->s_next;
+					qp->s.retry_psn = owed;
+					qp->s.rewind = owed;
+					qp->s.replay = owed;
+					qp->s.end = qp->s.next;
 				}
 			}
 		}
-		if ((qp->flags & LH_QPF_EPISODE) && psn_diff(upto, qp->s_end) >= 0 &&
+		if ((qp->flags & LH_QPF_EPISODE) && psn_diff(upto, qp->s.end) >= 0 &&
 		    !(qp->flags & LH_QPF_NAK_DEFERRED) && !owed) {
 			sentry_episode_stop(qp);
-			qp->s_wd_fired = 0; /* a recovery the receiver's ACK ended */
+			qp->s.wd_fired = 0; /* a recovery the receiver's ACK ended */
 			act = SENTRY_ACK_END;
 		}
 		/* gateway recovery: all acknowledged, nothing owed, copies again */
-		if ((qp->flags & LH_QPF_GW_OFF) && qp->s_una == qp->s_next &&
+		if ((qp->flags & LH_QPF_GW_OFF) && qp->s.una == qp->s.next &&
 		    !(qp->flags & LH_QPF_SENTRY_BUSY)) {
 			qp->flags &= ~LH_QPF_GW_OFF;
 			resumed = true;
@@ -876,9 +876,9 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		 * psn is the receiver's ePSN: everything before it is delivered,
 		 * [psn, psn + len) is missing.
 		 */
-		if (!(qp->flags & LH_QPF_EPISODE) || psn != qp->s_base) {
+		if (!(qp->flags & LH_QPF_EPISODE) || psn != qp->s.base) {
 			sentry_clear_bitmap(qp);
-			qp->s_base = psn;
+			qp->s.base = psn;
 		}
 		/*
 		 * Whichever way it is answered below, the episode lasts until
@@ -888,7 +888,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		 * filter dropped the NIC's timer resends for good (1024 QPs,
 		 * 1 %: QPs stuck until lhperf gave up, 2 runs of 4).
 		 */
-		qp->s_end = qp->s_next;
+		qp->s.end = qp->s.next;
 		qp->flags |= LH_QPF_EPISODE;
 		sentry_rtt_hole(qp, psn);
 		sentry_una_set(qp, psn); /* a NAK acknowledges what precedes it */
@@ -897,7 +897,7 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 				break;
 			sentry_mark_missing(qp, psn_add(psn, i));
 		}
-		if (cached && psn_diff(psn, qp->s_next) < 0) {
+		if (cached && psn_diff(psn, qp->s.next) < 0) {
 			act = SENTRY_ACK_ABSORB; /* our copy goes back out, below or on the report */
 			/* in gateway recovery, not fallen back to LR2's way (GW_OFF) */
 			if (ring && !(qp->flags & LH_QPF_GW_OFF) &&
@@ -906,14 +906,14 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		} else if (qp->flags & LH_QPF_NIC_RETRY) {
 			/* the NIC would ignore it: owe it until the ACK that ends the retry */
 			qp->flags |= LH_QPF_NAK_DEFERRED;
-			qp->s_deferred = psn;
+			qp->s.deferred = psn;
 			act = SENTRY_ACK_ABSORB;
 		} else {
 			qp->flags |= LH_QPF_NIC_RETRY | LH_QPF_REWIND_PENDING;
-			qp->s_retry_psn = psn;
-			qp->s_rewind = psn;
-			qp->s_replay = psn;
-			qp->s_end = qp->s_next;
+			qp->s.retry_psn = psn;
+			qp->s.rewind = psn;
+			qp->s.replay = psn;
+			qp->s.end = qp->s.next;
 			act = SENTRY_ACK_FORWARD;
 		}
 	} else if ((syn & AETH_TYPE_MASK) != AETH_TYPE_ACK) {
@@ -936,17 +936,17 @@ static __always_inline int sentry_xdp_ack_do(struct xdp_md *ctx, const struct lh
 		 * the NICs alone did not have). Backwards only: it makes the
 		 * filter pass more, never less.
 		 */
-		if (psn_diff(psn, qp->s_una) < 0) {
-			qp->s_una = psn;
+		if (psn_diff(psn, qp->s.una) < 0) {
+			qp->s.una = psn;
 			back = true;
 		}
 		if (!(qp->flags & LH_QPF_NIC_RETRY)) {
 			qp->flags |= LH_QPF_NIC_RETRY;
-			qp->s_retry_psn = psn;
+			qp->s.retry_psn = psn;
 		}
 	}
 	bpf_spin_unlock(&qp->lock);
-	lh_trace("LHA %u %x %x", psn, (syn << 24) | (b4 << 16) | (act << 12) | qp->flags, qp->s_una);
+	lh_trace("LHA %u %x %x", psn, (syn << 24) | (b4 << 16) | (act << 12) | qp->flags, qp->s.una);
 	if (owed)
 		lh_event(LH_EV_NAK_DUE, &dkey, owed, 0);
 	/*
@@ -1145,26 +1145,26 @@ static __always_inline int sentry_xdp_report_do(struct xdp_md *ctx, const struct
 							     LH_STAT_SENTRY_REPORT_STALE);
 	}
 	if (seq)
-		qp->s_report_seq = seq;
-	qp->s_report_epsn = epsn;
+		qp->s.report_seq = seq;
+	qp->s.report_epsn = epsn;
 	if (now) {
 		/* a T/C-SACK report, for the agent's silence rule (no report within 2T) */
-		qp->s_sack_ns = now;
-		qp->s_sack_epsn = epsn;
+		qp->s.sack_ns = now;
+		qp->s.sack_epsn = epsn;
 	}
-	qp->s_base = epsn;
+	qp->s.base = epsn;
 	/* computed here, not before the lock: sentry_xdp_report() has no stack to spare */
-	qp->s_missing[0] = ~lh_report_word(&r, 0) & lh_bits_below(n, 0);
-	qp->s_missing[1] = ~lh_report_word(&r, 1) & lh_bits_below(n, 1);
-	qp->s_missing[2] = ~lh_report_word(&r, 2) & lh_bits_below(n, 2);
-	qp->s_missing[3] = ~lh_report_word(&r, 3) & lh_bits_below(n, 3);
+	qp->s.missing[0] = ~lh_report_word(&r, 0) & lh_bits_below(n, 0);
+	qp->s.missing[1] = ~lh_report_word(&r, 1) & lh_bits_below(n, 1);
+	qp->s.missing[2] = ~lh_report_word(&r, 2) & lh_bits_below(n, 2);
+	qp->s.missing[3] = ~lh_report_word(&r, 3) & lh_bits_below(n, 3);
 	/* missing PSNs the NIC has sent already: copies of them may be here */
-	d = psn_diff(qp->s_next, epsn);
+	d = psn_diff(qp->s.next, epsn);
 	sent_off = d < 0 ? 0 : (d > LH_REPORT_BITS ? LH_REPORT_BITS : (__u32)d);
-	due = (qp->s_missing[0] & lh_bits_below(sent_off, 0)) |
-	      (qp->s_missing[1] & lh_bits_below(sent_off, 1)) |
-	      (qp->s_missing[2] & lh_bits_below(sent_off, 2)) |
-	      (qp->s_missing[3] & lh_bits_below(sent_off, 3));
+	due = (qp->s.missing[0] & lh_bits_below(sent_off, 0)) |
+	      (qp->s.missing[1] & lh_bits_below(sent_off, 1)) |
+	      (qp->s.missing[2] & lh_bits_below(sent_off, 2)) |
+	      (qp->s.missing[3] & lh_bits_below(sent_off, 3));
 	bpf_spin_unlock(&qp->lock);
 	lh_count(st, LH_STAT_SENTRY_REPORT);
 	/* a report inside what was sent: its QPNs pair the QP if nothing did */

@@ -49,7 +49,7 @@ static long resend_one(__u64 i, void *data)
 	if (held_byte & (1 << (i & 7)))
 		return 0;
 	bpf_spin_lock(&c->qp->lock);
-	if (psn_diff(x, c->qp->s_next) < 0 && e->tag == LH_TAG(LH_SLOT_CACHED, x))
+	if (psn_diff(x, c->qp->s.next) < 0 && e->tag == LH_TAG(LH_SLOT_CACHED, x))
 		idx = e->slot;
 	bpf_spin_unlock(&c->qp->lock);
 	if (idx == LH_NO_SLOT)

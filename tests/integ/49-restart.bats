@@ -226,7 +226,7 @@ with_fault() {
 # is lost, and the new agent relearns the QPs mid-flight (LH_QPF_WIDE: from the
 # attach on, 4 round trips + 100 ms). A relearned Depot QP claims no ePSN until
 # the receiving NIC ACKs the first PSN it saw (LH_QPF_D_UNSURE); a relearned
-# Sentry QP takes a PSN beyond s_next that an ACK or NAK named as sent
+# Sentry QP takes a PSN beyond s.next that an ACK or NAK named as sent
 # (LH_QPF_S_JUMP), and stops waiting for a replay from a NAK once the
 # receiver's ACK passes it. Each of these ended a QP in a QP error now and then
 # (fresh-clone CI runs at 1916830 and 5376c4e, make soak; docs/operations.md).

@@ -213,7 +213,7 @@ teardown_file() {
 	jq_assert "$qps" '.[] | select(.dqpn == 52) | .saddr == "10.0.1.1" and .role == "sentry" and .sentry.next == 503 and .sentry.episode == false and .depot == null'
 	jq_assert "$qps" '.[] | .last_rx_age_us >= 0 and .pkey == 65535'
 	# the same QP as bpftool reads it
-	jq_assert "$qps" ".[] | select(.dqpn == 18) | .depot.epsn == $(bpftool map dump pinned "$PIN_LR2/lh_qp" | jq '.[] | select(.key.dqpn == 18) | .value.d_deliv')"
+	jq_assert "$qps" ".[] | select(.dqpn == 18) | .depot.epsn == $(bpftool map dump pinned "$PIN_LR2/lh_qp" | jq '.[] | select(.key.dqpn == 18) | .value.d.deliv')"
 }
 
 @test "qps: the paired Depot QP holds the packet after its gap" {

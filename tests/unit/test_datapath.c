@@ -177,7 +177,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
 		       ctr("depot_new_qp") == c0 + 1 && dp_qp_get(h, fl, &qp) &&
-		       (qp.flags & LH_QPF_DEPOT) && qp.d_deliv == ((base + 1) & ROCE_PSN_MASK),
+		       (qp.flags & LH_QPF_DEPOT) && qp.d.deliv == ((base + 1) & ROCE_PSN_MASK),
 	       "%s: first data packet from the WAN: QP learned, delivered unchanged", name);
 
 	tap_ok(dp_pair(h, fl), "%s: paired by the agent (requester QPN, ACK index)", name);
@@ -185,7 +185,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	len = dp_data_frame(fl, base + 1, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, fl, &qp) &&
-		       qp.d_deliv == ((base + 2) & ROCE_PSN_MASK),
+		       qp.d.deliv == ((base + 2) & ROCE_PSN_MASK),
 	       "%s: in order: delivered, backed up", name);
 
 	/* base+2 and base+3 lost on the WAN */
@@ -225,14 +225,14 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	len = dp_data_frame(fl, base + 2, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
-		       qp.d_deliv == ((base + 3) & ROCE_PSN_MASK),
+		       qp.d.deliv == ((base + 3) & ROCE_PSN_MASK),
 	       "%s: first missing PSN arrives: delivered, nothing to release yet (next still missing)",
 	       name);
 
 	len = dp_data_frame(fl, base + 3, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, fl, &qp) && (qp.flags & LH_QPF_RELEASING) &&
-		       qp.d_release_after == ((base + 3) & ROCE_PSN_MASK),
+		       qp.d.release_after == ((base + 3) & ROCE_PSN_MASK),
 	       "%s: the gap filler: delivered, the QP marked for release after it", name);
 
 	/* the filler leaves the DC interface: the held run follows it, in order */
@@ -250,7 +250,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	if (!ok)
 		tap_diag("  verdict %u, %d captured", r.verdict, n);
 	tap_ok(dp_qp_get(h, fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
-		       qp.d_deliv == ((base + 6) & ROCE_PSN_MASK),
+		       qp.d.deliv == ((base + 6) & ROCE_PSN_MASK),
 	       "%s: after the run: ePSN past it, release done", name);
 
 	/* the receiving NIC lost base+3 inside the DC: the Depot answers from backup */
@@ -280,7 +280,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	tc("lh_dc_in", in, len, &r);
 	tap_ok(r.verdict == TC_NEXT && ctr("depot_ack_ahead") == c1 + 1 &&
 		       ctr("depot_backup_freed") == c0 && dp_qp_get(h, fl, &qp) &&
-		       qp.d_acked == ((base + 6) & ROCE_PSN_MASK),
+		       qp.d.acked == ((base + 6) & ROCE_PSN_MASK),
 	       "%s: ACK of PSN %u, past what the Depot delivered: passed, counted, the ACK point "
 	       "stays",
 	       name, (base + 9) & ROCE_PSN_MASK);
@@ -302,9 +302,9 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	tap_ok(r.verdict == TC_NEXT && ctr("depot_nak_forwarded") == c0 + 1,
 	       "%s: NAK the backup pool cannot answer: forwarded unchanged", name);
 	tap_ok(ctr("depot_nic_back") == c1 + 1 && dp_qp_get(h, fl, &qp) &&
-		       qp.d_deliv == ((base + 4) & ROCE_PSN_MASK) && qp.d_high == qp.d_deliv &&
-		       qp.d_acked == qp.d_deliv && (qp.flags & LH_QPF_D_BACK) &&
-		       qp.d_back_end == ((base + 6) & ROCE_PSN_MASK),
+		       qp.d.deliv == ((base + 4) & ROCE_PSN_MASK) && qp.d.high == qp.d.deliv &&
+		       qp.d.acked == qp.d.deliv && (qp.flags & LH_QPF_D_BACK) &&
+		       qp.d.back_end == ((base + 6) & ROCE_PSN_MASK),
 	       "%s: ... it names a PSN before the NIC's ACK point (a go-back-0 NIC dropped its "
 	       "message): the Depot moves back there",
 	       name);
@@ -325,7 +325,7 @@ static void depot_basic(const struct dp_flow *fl, uint32_t base, const char *nam
 	len = dp_data_frame(fl, base + 5, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, fl, &qp) &&
-		       qp.d_deliv == ((base + 6) & ROCE_PSN_MASK) && !(qp.flags & LH_QPF_D_BACK),
+		       qp.d.deliv == ((base + 6) & ROCE_PSN_MASK) && !(qp.flags & LH_QPF_D_BACK),
 	       "%s: the resend delivered in order up to where it was: the Depot is itself again",
 	       name);
 
@@ -382,13 +382,13 @@ static void depot_back_during_release(void)
 	tc("lh_dc_out", in, len, &r);
 	n = captured();
 	ok = r.verdict == TC_SHOT && n == 1 + LH_BURST && dp_qp_get(h, &fl, &qp) &&
-	     (qp.flags & LH_QPF_RELEASING) && qp.d_acked == b + 10 &&
-	     qp.d_deliv == b + 11 + LH_BURST;
+	     (qp.flags & LH_QPF_RELEASING) && qp.d.acked == b + 10 &&
+	     qp.d.deliv == b + 11 + LH_BURST;
 	tap_ok(ok, "back in a release: the NIC ACKed PSN %u; %u held behind PSN %u, a burst of them released",
 	       b + 9, held, b + 10);
 	if (!ok)
-		tap_diag("  verdict %u, %d captured, flags %#x, d_acked %u, d_deliv %u", r.verdict, n,
-			 qp.flags, qp.d_acked, qp.d_deliv);
+		tap_diag("  verdict %u, %d captured, flags %#x, d.acked %u, d.deliv %u", r.verdict, n,
+			 qp.flags, qp.d.acked, qp.d.deliv);
 
 	/* its backup freed by that ACK: the NAK of b + 3 goes on to the sender */
 	len = dp_ack_frame(&fl, b + 3, 0x60, 0, 2, in);
@@ -399,8 +399,8 @@ static void depot_back_during_release(void)
 	tap_ok(r.verdict == TC_NEXT && ctr("depot_nak_forwarded") == c0 + 1 &&
 		       ctr("depot_nic_back") == c1 && ctr("depot_nic_back_due") == c2 + 1 &&
 		       dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_RELEASING) &&
-		       (qp.flags & LH_QPF_D_BACK_DUE) && qp.d_back_psn == b + 3 &&
-		       qp.d_deliv == b + 11 + LH_BURST && captured() == 0,
+		       (qp.flags & LH_QPF_D_BACK_DUE) && qp.d.back_psn == b + 3 &&
+		       qp.d.deliv == b + 11 + LH_BURST && captured() == 0,
 	       "back in a release: the NIC NAKs PSN %u mid-run: forwarded, the Depot notes it and "
 	       "frees nothing under the run",
 	       b + 3);
@@ -412,14 +412,14 @@ static void depot_back_during_release(void)
 	ok = r.verdict == TC_SHOT && n == (int)(held - LH_BURST) &&
 	     ctr("depot_nic_back") == c1 + 1 && dp_qp_get(h, &fl, &qp) &&
 	     !(qp.flags & (LH_QPF_RELEASING | LH_QPF_D_BACK_DUE)) && (qp.flags & LH_QPF_D_BACK) &&
-	     qp.d_deliv == b + 3 && qp.d_high == b + 3 && qp.d_acked == b + 3 &&
-	     qp.d_back_end == b + 11 + held && dp_free_slots(h) == free0;
+	     qp.d.deliv == b + 3 && qp.d.high == b + 3 && qp.d.acked == b + 3 &&
+	     qp.d.back_end == b + 11 + held && dp_free_slots(h) == free0;
 	tap_ok(ok, "back in a release: the kick sends the run's other %u, then the Depot moves back "
 		   "to PSN %u and empties its ring",
 	       held - LH_BURST, b + 3);
 	if (!ok)
-		tap_diag("  verdict %u, %d captured, flags %#x, d_deliv %u, d_high %u, free %u of %u",
-			 r.verdict, n, qp.flags, qp.d_deliv, qp.d_high, dp_free_slots(h), free0);
+		tap_diag("  verdict %u, %d captured, flags %#x, d.deliv %u, d.high %u, free %u of %u",
+			 r.verdict, n, qp.flags, qp.d.deliv, qp.d.high, dp_free_slots(h), free0);
 	forget(&fl, DP_QP_R, LH_QPF_DEPOT); /* its ring back for the tests after */
 }
 
@@ -472,7 +472,7 @@ static void depot_busy_during_release(void)
 	tc("lh_dc_out", in, len, &r);
 	n = captured();
 	ok = ok && n == 1 + LH_BURST && dp_qp_get(h, &fl, &qp) &&
-	     (qp.flags & LH_QPF_RELEASING) && qp.d_deliv == gap2;
+	     (qp.flags & LH_QPF_RELEASING) && qp.d.deliv == gap2;
 	tap_ok(ok, "busy in a release: a burst released up to the next gap, PSN %u, whose position "
 		   "a backup of a ring before holds",
 	       gap2);
@@ -483,8 +483,8 @@ static void depot_busy_during_release(void)
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.out_len == len && ctr("depot_window") == c0 + 1 &&
 		       ctr("depot_ring_busy") == c1 && dp_qp_get(h, &fl, &qp) &&
-		       (qp.flags & LH_QPF_RELEASING) && qp.d_deliv == gap2 + 1 &&
-		       qp.d_unsafe_end == gap2 + 1,
+		       (qp.flags & LH_QPF_RELEASING) && qp.d.deliv == gap2 + 1 &&
+		       qp.d.unsafe_end == gap2 + 1,
 	       "busy in a release: PSN %u comes in order mid-run: delivered with no copy, the "
 	       "Depot's ePSN past it",
 	       gap2);
@@ -494,13 +494,13 @@ static void depot_busy_during_release(void)
 	tc("lh_dc_kick", in, len, &r);
 	n = captured();
 	ok = r.verdict == TC_SHOT && n == 1 && cap_is(0, gap2 + 1, 61) && dp_qp_get(h, &fl, &qp) &&
-	     !(qp.flags & LH_QPF_RELEASING) && qp.d_deliv == gap2 + 2;
+	     !(qp.flags & LH_QPF_RELEASING) && qp.d.deliv == gap2 + 2;
 	tap_ok(ok, "busy in a release: the agent's kick goes on with PSN %u, held after it, and "
 		   "ends the run",
 	       gap2 + 1);
 	if (!ok)
-		tap_diag("  verdict %u, %d captured, flags %#x, d_deliv %u", r.verdict, n, qp.flags,
-			 qp.d_deliv);
+		tap_diag("  verdict %u, %d captured, flags %#x, d.deliv %u", r.verdict, n, qp.flags,
+			 qp.d.deliv);
 	forget(&fl, DP_QP_R, LH_QPF_DEPOT);
 	tap_ok(dp_free_slots(h) == free0, "busy in a release: forgotten, every slot back in the pool");
 }
@@ -594,7 +594,7 @@ static void depot_unpaired(void)
 	dp_qp_key(&fl, &k);
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) &&
 		       !bpf_map_lookup_elem(lh_harness_map_fd(h, "lh_pair"), &k, &peer) &&
-		       peer == DP_QP_S && (qp.flags & LH_QPF_RELEASING) && qp.d_release_after == 4001,
+		       peer == DP_QP_S && (qp.flags & LH_QPF_RELEASING) && qp.d.release_after == 4001,
 	       "unpaired: the NIC's ACK pairs the QP; the gap filler releases what was held");
 
 	len = dp_data_frame(&fl, 4003, in);
@@ -638,7 +638,7 @@ static void depot_long_runs(void)
 	len = dp_data_frame(&fl, b + 1, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(free0 >= held + 2 && r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) &&
-		       (qp.flags & LH_QPF_RELEASING) && qp.d_release_after == b + 1 &&
+		       (qp.flags & LH_QPF_RELEASING) && qp.d.release_after == b + 1 &&
 		       dp_free_slots(h) == free0 - held - 2,
 	       "long run: %u packets held behind a gap; the filler delivered, the QP releasing", held);
 
@@ -654,13 +654,13 @@ static void depot_long_runs(void)
 		ok = cap_is(i, b + 1 + (uint32_t)i, 61) &&
 		     (i == 0 || caps[i].p.roce.ackreq == (i == n - 1));
 	ok = ok && dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_RELEASING) &&
-	     qp.d_deliv == b + 2 + LH_BURST;
+	     qp.d.deliv == b + 2 + LH_BURST;
 	tap_ok(ok, "long run: DC egress sends the filler and a burst of %d in order, AckReq on the last; the rest waits for the agent",
 	       LH_BURST);
 	if (!ok)
-		tap_diag("  verdict %u, %d captured, released %lld, more %lld, d_deliv %u", r.verdict,
+		tap_diag("  verdict %u, %d captured, released %lld, more %lld, d.deliv %u", r.verdict,
 			 n, (long long)(ctr("depot_released") - c0),
-			 (long long)(ctr("depot_release_more") - more0), qp.d_deliv);
+			 (long long)(ctr("depot_release_more") - more0), qp.d.deliv);
 
 	/* the agent's kick: a frame of the QP toward the NIC */
 	len = dp_data_frame(&fl, b + 1, in);
@@ -675,11 +675,11 @@ static void depot_long_runs(void)
 		ok = cap_is(i, b + 2 + LH_BURST + (uint32_t)i, 61) &&
 		     caps[i].p.roce.ackreq == (i == n - 1) && !memcmp(caps[i].b, DP_ROUTED_MACS, 12);
 	ok = ok && dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_RELEASING) &&
-	     qp.d_deliv == b + 2 + held;
+	     qp.d.deliv == b + 2 + held;
 	tap_ok(ok, "long run: the agent's kick (lh_dc_kick) sends the other %u in order and ends the run",
 	       held - LH_BURST);
 	if (!ok)
-		tap_diag("  verdict %u, %d captured, d_deliv %u", r.verdict, n, qp.d_deliv);
+		tap_diag("  verdict %u, %d captured, d.deliv %u", r.verdict, n, qp.d.deliv);
 
 	/* the receiving NIC lost all after b: its NAK is answered a burst at a time */
 	len = dp_ack_frame(&fl, b + 1, 0x60, 0, 1, in);
@@ -742,7 +742,7 @@ static void depot_window(void)
 	dp_pair(h, &fl);
 	/* b's backup stays (no ACK); the next 255 went by with no copy (as with a full pool) */
 	ok = dp_qp_get(h, &fl, &qp);
-	qp.d_deliv = qp.d_high = b + LH_RING_SIZE;
+	qp.d.deliv = qp.d.high = b + LH_RING_SIZE;
 	ok = ok && dp_qp_put(h, &fl, &qp);
 	w0 = ctr("depot_window");
 	busy0 = ctr("depot_ring_busy");
@@ -755,9 +755,9 @@ static void depot_window(void)
 	tap_ok(ok && r.verdict == XDP_PASS_ && r.out_len == len && !memcmp(r.out, in, len) &&
 		       ctr("depot_window") == w0 + 1 && ctr("depot_ring_busy") == busy0 &&
 		       ctr("depot_held") == held0 && dp_qp_get(h, &fl, &qp) &&
-		       qp.d_deliv == b + LH_RING_SIZE + 2 && qp.d_unsafe_end == b + LH_RING_SIZE + 1,
+		       qp.d.deliv == b + LH_RING_SIZE + 2 && qp.d.unsafe_end == b + LH_RING_SIZE + 1,
 	       "window over the ring: in order onto an unACKed backup's position: delivered with no copy (counted), the next in order delivered, nothing held");
-	/* beyond the ring from d_deliv (a gap with the window still sending): passed, alive */
+	/* beyond the ring from d.deliv (a gap with the window still sending): passed, alive */
 	qp.last_rx_ns -= 50000000ULL;
 	before = qp.last_rx_ns;
 	ok = dp_qp_put(h, &fl, &qp);
@@ -765,7 +765,7 @@ static void depot_window(void)
 	len = dp_data_frame(&fl, b + 3 * LH_RING_SIZE, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(ok && r.verdict == XDP_PASS_ && r.out_len == len && ctr("depot_window") == w0 + 1 &&
-		       dp_qp_get(h, &fl, &qp) && qp.d_deliv == b + LH_RING_SIZE + 2 &&
+		       dp_qp_get(h, &fl, &qp) && qp.d.deliv == b + LH_RING_SIZE + 2 &&
 		       qp.last_rx_ns > before && !(qp.flags & LH_QPF_STALE),
 	       "window over the ring: a PSN 2 rings ahead passes unchanged, counted; the QP stays alive");
 }
@@ -808,18 +808,18 @@ static void depot_pool_full(void)
 /* The Depot-NACK's PSN and mark range (include/lh_maps.h), agent and programs alike */
 static void depot_nack_rule(void)
 {
-	struct lh_qp qp = { .d_deliv = 100, .d_acked = 90, .d_unsafe_end = 80 };
+	struct lh_qp qp = { .d.deliv = 100, .d.acked = 90, .d.unsafe_end = 80 };
 
 	tap_ok(lh_depot_nack_psn(&qp) == 100 && lh_depot_nack_len(&qp, 3) == 3 &&
 		       lh_depot_nack_len(&qp, 0) == 1,
 	       "Depot-NACK: PSN = ePSN, range = the first hole (at least 1)");
-	qp.d_unsafe_end = 95; /* 90..94 went to the NIC without a copy, not yet ACKed */
+	qp.d.unsafe_end = 95; /* 90..94 went to the NIC without a copy, not yet ACKed */
 	tap_ok(lh_depot_nack_psn(&qp) == 90 && lh_depot_nack_len(&qp, 3) == 13 &&
 		       lh_depot_nack_len(&qp, 30) == LH_DNACK_MAX_RANGE,
 	       "Depot-NACK: PSN = the NIC's ACK point when PSNs without a copy are unacknowledged; the range counts from there");
-	qp.d_deliv = 5;
-	qp.d_acked = 0xfffffb;
-	qp.d_unsafe_end = 2;
+	qp.d.deliv = 5;
+	qp.d.acked = 0xfffffb;
+	qp.d.unsafe_end = 2;
 	tap_ok(lh_depot_nack_psn(&qp) == 0xfffffb && lh_depot_nack_len(&qp, 2) == 12,
 	       "Depot-NACK: the same across the PSN wrap");
 }
@@ -1392,7 +1392,7 @@ static void sentry_nak_ignored(void)
 	len = dp_ack_frame(&fl, b + 9, 0x1f, 0, 2, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	ok = dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_EPISODE) &&
-	     !(qp.flags & LH_QPF_REWIND_PENDING) && qp.s_una == b + 10;
+	     !(qp.flags & LH_QPF_REWIND_PENDING) && qp.s.una == b + 10;
 	tap_ok(ok, "NAK ignored: the receiver's ACK past its PSN %u ends the wait for a replay from it",
 	       b + 5);
 	c0 = ctr("sentry_episode_timer");
@@ -1474,23 +1474,23 @@ static void sentry_stay_time(void)
 
 	fl.a.v4.s_addr = htonl(0x0a000a2f);
 	sentry_sent(&fl, b, 20);
-	ok = dp_qp_get(h, &fl, &qp) && qp.s_stay_tx_ns && psn_diff(qp.s_stay_psn, b) >= 0 &&
-	     psn_diff(qp.s_stay_psn, b + 2) < 0;
+	ok = dp_qp_get(h, &fl, &qp) && qp.s.stay_tx_ns && psn_diff(qp.s.stay_psn, b) >= 0 &&
+	     psn_diff(qp.s.stay_psn, b + 2) < 0;
 	if (ok)
-		tx = qp.s_stay_tx_ns;
+		tx = qp.s.stay_tx_ns;
 	len = dp_ack_frame(&fl, b + 2, 0x60, LH_DNACK_MARK, 1, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	ok = ok && dp_qp_get(h, &fl, &qp) && qp.s_stay_tx_ns == tx;
+	ok = ok && dp_qp_get(h, &fl, &qp) && qp.s.stay_tx_ns == tx;
 	tap_ok(ok, "stay: a new PSN timed; a Depot-NACK of PSN %u leaves it timed", b + 2);
 	usleep(3000);
 	len = dp_ack_frame(&fl, b + 10, 0x1f, 0, 2, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	ok = dp_qp_get(h, &fl, &qp) && !qp.s_stay_tx_ns && qp.s_stay_us >= 3000 &&
-	     qp.s_stay_us < 1000000;
-	tap_ok(ok, "stay: the ACK of PSN %u ends it: %u us (slept 3000)", b + 10, qp.s_stay_us);
+	ok = dp_qp_get(h, &fl, &qp) && !qp.s.stay_tx_ns && qp.s.stay_us >= 3000 &&
+	     qp.s.stay_us < 1000000;
+	tap_ok(ok, "stay: the ACK of PSN %u ends it: %u us (slept 3000)", b + 10, qp.s.stay_us);
 	len = dp_data_frame(&fl, b + 20, in);
 	xdp("lh_dc_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s_stay_tx_ns && qp.s_stay_psn == b + 20,
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s.stay_tx_ns && qp.s.stay_psn == b + 20,
 	       "stay: the next new PSN is timed");
 }
 
@@ -1527,9 +1527,9 @@ static void sentry_watchdog_bound(void)
 		cfg.flags = bound ? (saved.flags | LH_CFG_WD_BOUND) : (saved.flags & ~LH_CFG_WD_BOUND);
 		ok = !bpf_map_update_elem(cfd, &zero, &cfg, 0) && dp_qp_get(h, &fl, &qp) &&
 		     (qp.flags & LH_QPF_EPISODE);
-		qp.s_srtt_us = 500000;
-		qp.s_rttvar_us = 0;
-		qp.s_wd_fired = 2;
+		qp.s.srtt_us = 500000;
+		qp.s.rttvar_us = 0;
+		qp.s.wd_fired = 2;
 		qp.last_progress_ns = lh_now_ns() - 80000000ull;
 		ok = ok && dp_qp_put(h, &fl, &qp);
 		c0 = ctr("sentry_watchdog");
@@ -1542,7 +1542,7 @@ static void sentry_watchdog_bound(void)
 			       "it waits (4 RTOs, doubled twice)");
 		else
 			tap_ok(ok && ctr("sentry_watchdog") == c0 + 1 &&
-				       !(qp.flags & LH_QPF_EPISODE) && qp.s_wd_fired == 3,
+				       !(qp.flags & LH_QPF_EPISODE) && qp.s.wd_fired == 3,
 			       "watchdog with --nic-timeout 67ms: the same recovery is given up, "
 			       "whatever the round trip");
 	}
@@ -1697,17 +1697,17 @@ static void sentry(void)
 			dp_pair(h, &fl);
 	}
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_SENTRY) &&
-		       qp.s_next == b + 3 && !(qp.flags & LH_QPF_S_SYNCED),
+		       qp.s.next == b + 3 && !(qp.flags & LH_QPF_S_SYNCED),
 	       "Sentry: data from the DC learned, in-order packets pass; no receiver's ACK point yet");
 
 	/* the receiver's first ACK (of b) gives the Sentry its ACK point */
 	len = dp_ack_frame(&fl, b, 0x1f, 0, 0, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s_una == b + 1 &&
-		       qp.s_acked == b + 1 &&
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s.una == b + 1 &&
+		       qp.s.acked == b + 1 &&
 		       (qp.flags & (LH_QPF_S_SYNCED | LH_QPF_S_ACKED)) ==
 			       (LH_QPF_S_SYNCED | LH_QPF_S_ACKED),
-	       "Sentry: the receiver's first ACK sets its ACK point (s_una, s_acked)");
+	       "Sentry: the receiver's first ACK sets its ACK point (s.una, s.acked)");
 
 	len = dp_data_frame(&fl, b + 4, in); /* b+3 lost inside the sender DC */
 	c0 = ctr("sentry_nack");
@@ -1733,7 +1733,7 @@ static void sentry(void)
 			ok &= (int)r.verdict == want[p - b - 1];
 		}
 	}
-	tap_ok(ok && dp_qp_get(h, &fl, &qp) && qp.s_next == b + 6,
+	tap_ok(ok && dp_qp_get(h, &fl, &qp) && qp.s.next == b + 6,
 	       "Sentry: the NIC's resend: %u..%u (crossed already) dropped, %u on pass", b + 1,
 	       b + 2, b + 3);
 
@@ -1741,7 +1741,7 @@ static void sentry(void)
 	len = dp_ack_frame(&fl, b + 1, 0x1f, 0, 0, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && !(qp.flags & LH_QPF_NIC_RETRY) &&
-		       qp.s_una == b + 2,
+		       qp.s.una == b + 2,
 	       "Sentry: an ACK from the rewind point on ends the NIC's retry");
 
 	/* Depot-NACKs on a fresh QP: b .. b+5 sent in order, b+1 and b+2 lost on the WAN */
@@ -1831,7 +1831,7 @@ static void sentry(void)
 	c0 = ctr("sentry_report_stale");
 	xdp("lh_wan_xdp", in, len, &r);
 	ok &= r.verdict == XDP_DROP_ && ctr("sentry_report_stale") == c0 + 1 &&
-	      dp_qp_get(h, &fl, &qp) && qp.s_base == b + 2 && qp.s_report_seq == 1000;
+	      dp_qp_get(h, &fl, &qp) && qp.s.base == b + 2 && qp.s.report_seq == 1000;
 	tap_ok(ok, "Sentry: a Depot report older (seq) than one taken in is dropped and counted");
 	/* a restarted agent numbers from elsewhere: far behind is new */
 	dp_report_seq = 1000 - 2 * LH_REPORT_SEQ_WINDOW;
@@ -1839,7 +1839,7 @@ static void sentry(void)
 	c0 = ctr("sentry_report");
 	xdp("lh_wan_xdp", in, len, &r);
 	tap_ok(ctr("sentry_report") == c0 + 1 && dp_qp_get(h, &fl, &qp) &&
-		       qp.s_report_seq == dp_report_seq,
+		       qp.s.report_seq == dp_report_seq,
 	       "Sentry: a report far behind the last seq (a restarted Depot agent) is taken in");
 	dp_report_seq = 0;
 
@@ -1848,9 +1848,9 @@ static void sentry(void)
 	len = dp_report_frame(&fl, b + 2, 4, 1u << 1 | 1u << 2 | 1u << 3, in);
 	xdp("lh_wan_xdp", in, len, &r);
 	dp_report_flags = 0;
-	tap_ok(dp_qp_get(h, &fl, &qp) && qp.s_sack_ns != 0 && qp.s_sack_epsn == b + 2 &&
-		       qp.s_tx_ns != 0,
-	       "Sentry: a T/C-SACK report sets s_sack_ns and s_sack_epsn (new data set s_tx_ns)");
+	tap_ok(dp_qp_get(h, &fl, &qp) && qp.s.sack_ns != 0 && qp.s.sack_epsn == b + 2 &&
+		       qp.s.tx_ns != 0,
+	       "Sentry: a T/C-SACK report sets s.sack_ns and s.sack_epsn (new data set s.tx_ns)");
 
 	len = dp_data_frame(&fl, b + 6, in);
 	c0 = ctr("sentry_in_order");
@@ -1891,12 +1891,12 @@ static void sentry(void)
 /* A run of lh_wan_xdp leaves the QP as it was: every field a packet from the WAN may change */
 static bool qp_untouched(const struct lh_qp *a, const struct lh_qp *b)
 {
-	/* LH_QPF_S_JUMP aside: set by what names PSNs beyond s_next (sentry_jump) */
-	return !((a->flags ^ b->flags) & ~LH_QPF_S_JUMP) && a->s_una == b->s_una &&
-	       a->s_next == b->s_next &&
-	       a->s_acked == b->s_acked && a->s_base == b->s_base && a->msn == b->msn &&
-	       a->s_retry_psn == b->s_retry_psn && a->s_report_seq == b->s_report_seq &&
-	       !memcmp(a->s_missing, b->s_missing, sizeof(a->s_missing)) &&
+	/* LH_QPF_S_JUMP aside: set by what names PSNs beyond s.next (sentry_jump) */
+	return !((a->flags ^ b->flags) & ~LH_QPF_S_JUMP) && a->s.una == b->s.una &&
+	       a->s.next == b->s.next &&
+	       a->s.acked == b->s.acked && a->s.base == b->s.base && a->msn == b->msn &&
+	       a->s.retry_psn == b->s.retry_psn && a->s.report_seq == b->s.report_seq &&
+	       !memcmp(a->s.missing, b->s.missing, sizeof(a->s.missing)) &&
 	       a->wan_ifindex == b->wan_ifindex;
 }
 
@@ -1943,13 +1943,13 @@ static void sentry_bounds(void)
 
 	len = dp_ack_frame(&fl, b + 10, 0x1f, 0, 99, in);
 	ok = wan_refused(&fl, in, len, XDP_PASS_, "sentry_ack_unsent", &q0, &r) &&
-	     r.p.roce.psn == b + 10 && dp_qp_get(h, &fl, &q1) && q1.s_una == b + 4 && q1.msn == 7;
+	     r.p.roce.psn == b + 10 && dp_qp_get(h, &fl, &q1) && q1.s.una == b + 4 && q1.msn == 7;
 	tap_ok(ok,
 	       "bounds: an ACK of PSN %u (never sent) passes unchanged to the NIC, counted; the QP "
-	       "as it was (s_una %u, MSN 7)",
+	       "as it was (s.una %u, MSN 7)",
 	       b + 10, b + 4);
 	if (!ok)
-		tap_diag("  verdict %u, s_una %u s_next %u msn %u", r.verdict, q1.s_una, q1.s_next,
+		tap_diag("  verdict %u, s.una %u s.next %u msn %u", r.verdict, q1.s.una, q1.s.next,
 			 q1.msn);
 
 	len = dp_data_frame(&fl, b + 5, in);
@@ -2010,8 +2010,8 @@ static void sentry_bounds(void)
 	len = dp_report_frame(&fl, b + 5, 2, 1u << 1, in);
 	c0 = ctr("sentry_report");
 	xdp("lh_wan_xdp", in, len, &r);
-	ok &= ctr("sentry_report") == c0 + 1 && dp_qp_get(h, &fl, &q1) && q1.s_report_seq == 12 &&
-	      q1.s_base == b + 5;
+	ok &= ctr("sentry_report") == c0 + 1 && dp_qp_get(h, &fl, &q1) && q1.s.report_seq == 12 &&
+	      q1.s.base == b + 5;
 	dp_report_seq = 0;
 	tap_ok(ok, "bounds: after a report with a forged seq, the Depot's next report with a later "
 		   "ePSN is taken in");
@@ -2019,16 +2019,16 @@ static void sentry_bounds(void)
 	/* the real ACK of everything sent still moves the QP */
 	len = dp_ack_frame(&fl, b + 9, 0x1f, 0, 8, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &q1) && q1.s_una == b + 10 &&
-		       q1.s_acked == b + 10 && q1.msn == 8,
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &q1) && q1.s.una == b + 10 &&
+		       q1.s.acked == b + 10 && q1.msn == 8,
 	       "bounds: the receiver's ACK of all %u PSNs sent is taken in", 10);
 }
 
 /*
  * The NIC told of PSNs this Sentry never saw go (learned mid-flight: its
  * earlier packets went by before the programs ran): a Depot-NACK beyond
- * s_next passes unchanged and the NIC resends from there. That PSN, beyond
- * s_next, is taken as sent (LH_QPF_S_JUMP), not as a gap in the sender DC: a
+ * s.next passes unchanged and the NIC resends from there. That PSN, beyond
+ * s.next, is taken as sent (LH_QPF_S_JUMP), not as a gap in the sender DC: a
  * Sentry-NACK from the older ACK point is one the NIC ignores, and the filter
  * then dropped its resends until it gave up (a soak at 01975f9). The next
  * real gap is NAKed as before.
@@ -2052,10 +2052,10 @@ static void sentry_jump(void)
 	c0 = ctr("sentry_ack_unsent");
 	xdp("lh_wan_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_ && ctr("sentry_ack_unsent") == c0 + 1 &&
-	     dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_S_JUMP) && qp.s_una == b + 2 &&
-	     qp.s_next == b + 5;
-	tap_ok(ok, "jump: a Depot-NACK of PSN %u (beyond s_next %u) passes to the NIC, counted; "
-		   "s_una stays %u",
+	     dp_qp_get(h, &fl, &qp) && (qp.flags & LH_QPF_S_JUMP) && qp.s.una == b + 2 &&
+	     qp.s.next == b + 5;
+	tap_ok(ok, "jump: a Depot-NACK of PSN %u (beyond s.next %u) passes to the NIC, counted; "
+		   "s.una stays %u",
 	       b + 20, b + 5, b + 2);
 
 	len = dp_data_frame(&fl, b + 20, in);
@@ -2064,12 +2064,12 @@ static void sentry_jump(void)
 	xdp("lh_dc_xdp", in, len, &r);
 	ok = r.verdict == XDP_PASS_ && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE &&
 	     ctr("sentry_jump") == c0 + 1 && ctr("sentry_nack") == c1 && dp_qp_get(h, &fl, &qp) &&
-	     qp.s_next == b + 21 && !(qp.flags & (LH_QPF_S_JUMP | LH_QPF_SNAK_SENT));
-	tap_ok(ok, "jump: the NIC's resend from PSN %u crosses, s_next moves there; no Sentry-NACK",
+	     qp.s.next == b + 21 && !(qp.flags & (LH_QPF_S_JUMP | LH_QPF_SNAK_SENT));
+	tap_ok(ok, "jump: the NIC's resend from PSN %u crosses, s.next moves there; no Sentry-NACK",
 	       b + 20);
 	if (!ok)
-		tap_diag("  verdict %u opcode %u, s_next %u flags 0x%x", r.verdict, r.p.roce.opcode,
-			 qp.s_next, qp.flags);
+		tap_diag("  verdict %u opcode %u, s.next %u flags 0x%x", r.verdict, r.p.roce.opcode,
+			 qp.s.next, qp.flags);
 
 	len = dp_data_frame(&fl, b + 21, in);
 	xdp("lh_dc_xdp", in, len, &r);
@@ -2106,7 +2106,7 @@ static void sentry_mid_flight(void)
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE &&
 		       ctr("sentry_unpaired") == c0 + 1 && ctr("sentry_nack") == c1 &&
-		       dp_qp_get(h, &fl, &qp) && qp.s_next == b + 7,
+		       dp_qp_get(h, &fl, &qp) && qp.s.next == b + 7,
 	       "mid-flight: a gap before the receiver's first ACK passes (no NAK from a guessed "
 	       "ACK point), counted");
 
@@ -2121,7 +2121,7 @@ static void sentry_mid_flight(void)
 
 	len = dp_ack_frame(&fl, b - 15, 0x1f, 0, 1, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s_una == b - 14 &&
+	tap_ok(r.verdict == XDP_PASS_ && dp_qp_get(h, &fl, &qp) && qp.s.una == b - 14 &&
 		       (qp.flags & LH_QPF_S_SYNCED),
 	       "mid-flight: the receiver's first ACK (of PSN %u) sets the ACK point behind the "
 	       "first PSN seen",
@@ -2166,7 +2166,7 @@ static void wan_interface(void)
 	r.out_len = sizeof(r.out);
 	ok = !lh_harness_run_xdp(h, "lh_wan_xdp", in, len, (uint32_t)if1, &r.verdict, r.out,
 				 &r.out_len);
-	tap_ok(ok && dp_qp_get(h, &fd, &qp) && qp.d_deliv == b + 2 && !memcmp(qp.wan_mac, mac1, 6) &&
+	tap_ok(ok && dp_qp_get(h, &fd, &qp) && qp.d.deliv == b + 2 && !memcmp(qp.wan_mac, mac1, 6) &&
 		       !memcmp(qp.wan_peer_mac, mac1 + 6, 6),
 	       "Depot: by the same interface, the MACs are not rewritten per packet");
 	len = dp_data_frame(&fd, b + 2, in);
@@ -2175,7 +2175,7 @@ static void wan_interface(void)
 	r.out_len = sizeof(r.out);
 	ok = !lh_harness_run_xdp(h, "lh_wan_xdp", in, len, (uint32_t)if2, &r.verdict, r.out,
 				 &r.out_len);
-	tap_ok(ok && r.verdict == XDP_PASS_ && dp_qp_get(h, &fd, &qp) && qp.d_deliv == b + 3 &&
+	tap_ok(ok && r.verdict == XDP_PASS_ && dp_qp_get(h, &fd, &qp) && qp.d.deliv == b + 3 &&
 		       qp.wan_ifindex == (uint32_t)if2 && !memcmp(qp.wan_mac, in, 6) &&
 		       !memcmp(qp.wan_peer_mac, in + 6, 6),
 	       "Depot: data by another WAN interface (a failover) moves the way back there, MACs too");
@@ -2502,7 +2502,7 @@ static void report_mac(const struct dp_flow *base, const char *fam)
 	len = dp_report_frame(&fl, b + 2, 4, 1u << 1, in);
 	c0 = ctr("sentry_report");
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(ctr("sentry_report") == c0 + 1 && dp_qp_get(h, &fl, &q1) && q1.s_base == b + 2,
+	tap_ok(ctr("sentry_report") == c0 + 1 && dp_qp_get(h, &fl, &q1) && q1.s.base == b + 2,
 	       "report MAC (%s): a report with the key's tag is taken in (ePSN %u)", fam, b + 2);
 	dp_report_key = NULL;
 	set_config(0);
@@ -2628,8 +2628,8 @@ static void sentry_report_pairs(void)
 	c0 = ctr("ack_unpaired");
 	len = dp_ack_frame(&fl, b + 1, 0x1f, 0, 1, in);
 	xdp("lh_wan_xdp", in, len, &r);
-	tap_ok(ctr("ack_unpaired") == c0 && dp_qp_get(h, &fl, &qp) && qp.s_acked == b + 2,
-	       "report pairing: the receiver's ACK then finds the QP (s_acked moves)");
+	tap_ok(ctr("ack_unpaired") == c0 && dp_qp_get(h, &fl, &qp) && qp.s.acked == b + 2,
+	       "report pairing: the receiver's ACK then finds the QP (s.acked moves)");
 
 	dp_data_qpn = DP_QP_R + 1;
 	for (p = b; p < b + 4; p++) {

@@ -408,19 +408,22 @@ static const struct field_spec qp_fields[] = {
 	FIELD(lh_qp, peer_qpn),
 	FIELD(lh_qp, pkey),
 	FIELD(lh_qp, sport),
-	FIELD(lh_qp, d_deliv),
-	FIELD(lh_qp, d_high),
-	FIELD(lh_qp, d_acked),
-	FIELD(lh_qp, d_release_after),
+	FIELD(lh_qp, d.deliv),
+	FIELD(lh_qp, d.high),
+	FIELD(lh_qp, d.acked),
+	FIELD(lh_qp, d.release_after),
+	FIELD(lh_qp, d.back_psn),
 	FIELD(lh_qp, msn),
-	FIELD(lh_qp, s_next),
-	FIELD(lh_qp, s_replay),
-	FIELD(lh_qp, s_end),
-	FIELD(lh_qp, s_base),
-	FIELD(lh_qp, s_missing),
+	FIELD(lh_qp, s.next),
+	FIELD(lh_qp, s.una),
+	FIELD(lh_qp, s.acked),
+	FIELD(lh_qp, s.replay),
+	FIELD(lh_qp, s.end),
+	FIELD(lh_qp, s.base),
+	FIELD(lh_qp, s.missing),
 	FIELD(lh_qp, last_rx_ns),
 	FIELD(lh_qp, last_progress_ns),
-	FIELD(lh_qp, last_nack_ns),
+	FIELD(lh_qp, d.last_nack_ns),
 	FIELD(lh_qp, wan_ifindex),
 };
 
@@ -510,6 +513,42 @@ static const char *map_type_str(enum bpf_map_type type)
 }
 
 /*
+ * The member of struct t named by path ("flags", or "d.deliv" inside a nested
+ * struct): its offset in bits from the outer struct and its type; false when
+ * there is none
+ */
+static bool find_member(const struct btf *btf, const struct btf_type *t, const char *path,
+			__u32 *bit_off, __u32 *type_id)
+{
+	const char *dot = strchr(path, '.');
+	size_t len = dot ? (size_t)(dot - path) : strlen(path);
+	const struct btf_member *m = btf_members(t);
+	unsigned int i;
+	__u32 inner;
+	int id;
+
+	*bit_off = 0;
+	for (i = 0; i < btf_vlen(t); i++) {
+		const char *mn = btf__name_by_offset(btf, m[i].name_off);
+
+		if (mn && strlen(mn) == len && !strncmp(mn, path, len))
+			break;
+	}
+	if (i == btf_vlen(t))
+		return false;
+	*bit_off = btf_member_bit_offset(t, i);
+	*type_id = m[i].type;
+	if (!dot)
+		return true;
+	id = btf__resolve_type(btf, m[i].type);
+	t = id < 0 ? NULL : btf__type_by_id(btf, (__u32)id);
+	if (!t || !btf_is_struct(t) || !find_member(btf, t, dot + 1, &inner, type_id))
+		return false;
+	*bit_off += inner;
+	return true;
+}
+
+/*
  * The struct type_id of btf (after typedefs and qualifiers) against what
  * this build reads of it: every field at the same offset with the same size.
  * This catches what sizes alone cannot: fields reordered or renamed.
@@ -518,9 +557,8 @@ static bool check_struct(const struct btf *btf, __u32 type_id, const struct stru
 			 char *why, size_t size)
 {
 	const struct btf_type *t;
-	const struct btf_member *m;
 	const char *name;
-	unsigned int i, k;
+	unsigned int k;
 	int id;
 
 	id = btf__resolve_type(btf, type_id);
@@ -536,24 +574,21 @@ static bool check_struct(const struct btf *btf, __u32 type_id, const struct stru
 			 name && *name ? name : "(anonymous)", ss->name);
 		return false;
 	}
-	m = btf_members(t);
 	for (k = 0; k < ss->nr_fields; k++) {
 		const struct field_spec *f = &ss->fields[k];
+		__u32 bit_off, mtype;
+		__s64 msize;
 
-		for (i = 0; i < btf_vlen(t); i++)
-			if (!strcmp(btf__name_by_offset(btf, m[i].name_off), f->name))
-				break;
-		if (i == btf_vlen(t)) {
+		if (!find_member(btf, t, f->name, &bit_off, &mtype)) {
 			snprintf(why, size, "struct %s has no field %s", ss->name, f->name);
 			return false;
 		}
-		if (btf_member_bit_offset(t, i) != f->off * 8 ||
-		    btf__resolve_size(btf, m[i].type) != (__s64)f->size) {
+		msize = btf__resolve_size(btf, mtype);
+		if (bit_off != f->off * 8 || msize != (__s64)f->size) {
 			snprintf(why, size,
 				 "%s.%s is %lld bytes at offset %u there, %u bytes at offset %u in "
 				 "this build",
-				 ss->name, f->name, (long long)btf__resolve_size(btf, m[i].type),
-				 btf_member_bit_offset(t, i) / 8, f->size, f->off);
+				 ss->name, f->name, (long long)msize, bit_off / 8, f->size, f->off);
 			return false;
 		}
 	}

@@ -188,7 +188,7 @@ static unsigned int popcount_missing(const struct lh_qp *qp)
 	unsigned int i, n = 0;
 
 	for (i = 0; i < LH_SR_WORDS; i++)
-		n += (unsigned int)__builtin_popcountll(qp->s_missing[i]);
+		n += (unsigned int)__builtin_popcountll(qp->s.missing[i]);
 	return n;
 }
 
@@ -245,39 +245,39 @@ static void print_qp(const struct qp_entry *e, const struct pinned_map *ring_map
 	}
 	if (qp->flags & LH_QPF_DEPOT) {
 		out_object_begin("depot");
-		out_uint("epsn", qp->d_deliv);
-		out_uint("epsn_d", qp->d_high);
-		out_uint("acked", qp->d_acked);
+		out_uint("epsn", qp->d.deliv);
+		out_uint("epsn_d", qp->d.high);
+		out_uint("acked", qp->d.acked);
 		/* PSNs received beyond ePSN: held, or missing */
-		out_int("pending", psn_diff(qp->d_high, qp->d_deliv));
+		out_int("pending", psn_diff(qp->d.high, qp->d.deliv));
 		out_uint("msn", qp->msn);
 		if (qp->flags & LH_QPF_RELEASING)
-			out_uint("release_after", qp->d_release_after);
+			out_uint("release_after", qp->d.release_after);
 		else
 			out_null("release_after");
 		if (qp->flags & LH_QPF_D_BACK_DUE)
-			out_uint("back_due", qp->d_back_psn);
+			out_uint("back_due", qp->d.back_psn);
 		print_age("last_progress_age_us", now, qp->last_progress_ns);
-		print_age("last_nack_age_us", now, qp->last_nack_ns);
+		print_age("last_nack_age_us", now, qp->d.last_nack_ns);
 		out_object_end();
 	}
 	if (qp->flags & LH_QPF_SENTRY) {
 		out_object_begin("sentry");
-		out_uint("next", qp->s_next);
-		out_uint("una", qp->s_una); /* the receiver's once "synced" is among the flags */
+		out_uint("next", qp->s.next);
+		out_uint("una", qp->s.una); /* the receiver's once "synced" is among the flags */
 		if (qp->flags & LH_QPF_S_ACKED)
-			out_uint("acked", qp->s_acked);
+			out_uint("acked", qp->s.acked);
 		else
 			out_null("acked");
 		out_bool("episode", qp->flags & LH_QPF_EPISODE);
 		if (qp->flags & LH_QPF_EPISODE) {
-			out_uint("replay", qp->s_replay);
-			out_uint("end", qp->s_end);
+			out_uint("replay", qp->s.replay);
+			out_uint("end", qp->s.end);
 		} else {
 			out_null("replay");
 			out_null("end");
 		}
-		out_uint("base", qp->s_base);
+		out_uint("base", qp->s.base);
 		out_uint("missing", popcount_missing(qp));
 		out_object_end();
 	}

@@ -203,22 +203,22 @@ static void tick(struct agent *ag)
 		if (qp.flags & LH_QPF_SENTRY) {
 			struct sentry_est *est = sentry_est_of(ag, &cur);
 
-			if (!qp.s_srtt_us && qp.s_una != qp.s_next)
+			if (!qp.s.srtt_us && qp.s.una != qp.s.next)
 				ag->pass.unmeasured++;
 			/* the path: QPs with data out now (not a finished QP's old estimate) */
-			if (qp.s_srtt_us && qp.s_una != qp.s_next) {
+			if (qp.s.srtt_us && qp.s.una != qp.s.next) {
 				if (est_rto_us(&qp) > ag->pass.rto_max_us)
 					ag->pass.rto_max_us = est_rto_us(&qp);
-				if (qp.s_srtt_us > ag->pass.srtt_max_us)
-					ag->pass.srtt_max_us = qp.s_srtt_us;
+				if (qp.s.srtt_us > ag->pass.srtt_max_us)
+					ag->pass.srtt_max_us = qp.s.srtt_us;
 			}
-			if (qp.s_una != qp.s_next) {
-				uint64_t stay = qp.s_stay_us;
+			if (qp.s.una != qp.s.next) {
+				uint64_t stay = qp.s.stay_us;
 
 				/* one under way for longer says more */
-				if (qp.s_stay_tx_ns && now > qp.s_stay_tx_ns &&
-				    (now - qp.s_stay_tx_ns) / 1000 > stay)
-					stay = (now - qp.s_stay_tx_ns) / 1000;
+				if (qp.s.stay_tx_ns && now > qp.s.stay_tx_ns &&
+				    (now - qp.s.stay_tx_ns) / 1000 > stay)
+					stay = (now - qp.s.stay_tx_ns) / 1000;
 				if (stay > ag->pass.stay_max_us)
 					ag->pass.stay_max_us =
 						stay > UINT32_MAX ? UINT32_MAX : (uint32_t)stay;
@@ -227,8 +227,8 @@ static void tick(struct agent *ag)
 				sentry_silence(ag, &cur, &qp, est, now, sack_ns);
 		}
 		if ((qp.flags & (LH_QPF_SENTRY | LH_QPF_GW_OFF)) == LH_QPF_SENTRY &&
-		    psn_diff(qp.s_next, qp.s_una) > 0)
-			ag->pass.copies += (uint64_t)psn_diff(qp.s_next, qp.s_una);
+		    psn_diff(qp.s.next, qp.s.una) > 0)
+			ag->pass.copies += (uint64_t)psn_diff(qp.s.next, qp.s.una);
 		if (!(qp.flags & LH_QPF_DEPOT) || qp.ring >= cfg->rings)
 			continue;
 		if (!ag->slow_scan)

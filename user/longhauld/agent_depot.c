@@ -23,7 +23,7 @@ static int held_bitmap(struct agent *ag, const struct lh_qp *qp, uint8_t held[32
 		       uint32_t *first_gap)
 {
 	struct lh_ring ring;
-	int32_t n = psn_diff(qp->d_high, qp->d_deliv);
+	int32_t n = psn_diff(qp->d.high, qp->d.deliv);
 	uint32_t i;
 
 	memset(held, 0, 32);
@@ -36,7 +36,7 @@ static int held_bitmap(struct agent *ag, const struct lh_qp *qp, uint8_t held[32
 	if (qp->ring == LH_NO_SLOT || bpf_map_lookup_elem(ag->ring_fd, &qp->ring, &ring))
 		return -ENOENT;
 	for (i = 0; i < (uint32_t)n; i++) {
-		uint32_t psn = psn_add(qp->d_deliv, i);
+		uint32_t psn = psn_add(qp->d.deliv, i);
 
 		if (ring.ent[psn & LH_RING_MASK].tag == LH_TAG(LH_SLOT_HELD, psn))
 			held[i / 8] |= (uint8_t)(1u << (i % 8));
@@ -61,7 +61,7 @@ int send_report(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp 
 	ssize_t sz;
 
 	/* a T/C-SACK report goes even with nothing held: it says all arrived */
-	if (!ag->wan_io[0] || (!sack && qp->d_deliv == qp->d_high))
+	if (!ag->wan_io[0] || (!sack && qp->d.deliv == qp->d.high))
 		return -EAGAIN;
 	/* learned mid-flight, the NIC not yet past its first PSN: no ePSN to claim (LH_QPF_D_UNSURE) */
 	if (qp->flags & LH_QPF_D_UNSURE)
@@ -73,8 +73,8 @@ int send_report(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp 
 		return -ENOENT;
 	/* the report's ePSN (and a NACK's PSN, not later) tells the sender what arrived */
 	t = qp->ring < ag->cfg->rings ? &ag->rs[qp->ring].dc : NULL;
-	if (t && (!t->told_set || psn_diff(qp->d_deliv, t->told) > 0)) {
-		t->told = qp->d_deliv;
+	if (t && (!t->told_set || psn_diff(qp->d.deliv, t->told) > 0)) {
+		t->told = qp->d.deliv;
 		t->told_set = true;
 	}
 	if (with_nack && gap) {
@@ -95,7 +95,7 @@ int send_report(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp 
 		struct lh_report_info ri = {
 			.dqpn = k->dqpn,
 			.peer_qpn = peer,
-			.epsn = qp->d_deliv,
+			.epsn = qp->d.deliv,
 			.nbits = nbits,
 			.seq = ag->report_seq,
 			.flags = sack ? LH_REPORT_F_SACK : 0,
@@ -130,7 +130,7 @@ void send_sack(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *
 
 /*
  * The DC timer's probe: the backup copies of the NIC's ACK point and of the
- * newest AckReq packet (d_ar_psn), to the NIC, out of the DC interface. A
+ * newest AckReq packet (d.ar_psn), to the NIC, out of the DC interface. A
  * NIC that lost the first takes it in order, which ends its silence (rxe
  * NAKs again only after an in-order packet), and the second, out of order
  * now, gets the Depot a fresh NAK that it answers with the whole replay
@@ -140,7 +140,7 @@ void send_sack(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *
  */
 static int dc_probe(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp *qp)
 {
-	uint32_t psn[2] = { qp->d_acked, qp->d_ar_psn };
+	uint32_t psn[2] = { qp->d.acked, qp->d.ar_psn };
 	uint8_t frame[14 + LH_SLOT_DATA], nic_mac[6];
 	struct lh_slot *slot = ag->slot_buf;
 	struct lh_frame f;
@@ -177,7 +177,7 @@ static int dc_probe(struct agent *ag, const struct lh_qp_key *k, const struct lh
 /* The newest ePSN the sender was told: the programs' Depot-NACKs, the agent's NACKs and reports */
 static uint32_t dc_told(const struct dc_timer *t, const struct lh_qp *qp)
 {
-	return t->told_set && psn_diff(t->told, qp->d_nacked_psn) > 0 ? t->told : qp->d_nacked_psn;
+	return t->told_set && psn_diff(t->told, qp->d.nacked_psn) > 0 ? t->told : qp->d.nacked_psn;
 }
 
 /*
@@ -187,12 +187,12 @@ static uint32_t dc_told(const struct dc_timer *t, const struct lh_qp *qp)
  * sender was told (by the Depot-NACK that moved its ACK point) that the
  * receiver has those PSNs, and it never sends them again. So the timer
  * watches only a QP whose sender was told more than its NIC ACKed (the
- * programs' Depot-NACKs: d_nacked_psn; the agent's NACKs and reports). A packet with
+ * programs' Depot-NACKs: d.nacked_psn; the agent's NACKs and reports). A packet with
  * AckReq is ACKed by the NIC at once: when the NIC's ACK point is still
- * before the newest one that went to it (d_ar_psn) a timeout after it went,
+ * before the newest one that went to it (d.ar_psn) a timeout after it went,
  * and has not moved for as long, the Depot probes the NIC (dc_probe: two
  * packets, which make it NAK if it lacks them). The timeout is the round
- * trip into the DC measured (d_srtt_us, AckReq to ACK: a busy NIC takes
+ * trip into the DC measured (d.srtt_us, AckReq to ACK: a busy NIC takes
  * long), srtt + 4 rttvar, at least --dc-timeout; each probe without
  * progress waits twice as long as the last (up to 8 x).
  */
@@ -200,29 +200,29 @@ static void dc_timer(struct agent *ag, const struct lh_qp_key *k, const struct l
 		     uint64_t now)
 {
 	struct dc_timer *t = &ag->rs[qp->ring].dc;
-	uint64_t rto = lh_rto_us(qp->d_srtt_us, qp->d_rttvar_us);
+	uint64_t rto = lh_rto_us(qp->d.srtt_us, qp->d.rttvar_us);
 	uint64_t wait = (rto > ag->cfg->dc_timeout_us ? rto : ag->cfg->dc_timeout_us) * 1000
 			<< (t->tries < 3 ? t->tries : 3);
 
 	uint32_t told = dc_told(t, qp);
 
-	if (qp->d_acked != t->acked) {
-		t->acked = qp->d_acked;
+	if (qp->d.acked != t->acked) {
+		t->acked = qp->d.acked;
 		t->since_ns = now;
 		t->tries = 0;
 		return;
 	}
 	/* only what the sender was told the receiver has: the rest it sends again itself */
-	if (psn_diff(told, qp->d_acked) <= 0 || psn_diff(told, qp->d_deliv) > 0)
+	if (psn_diff(told, qp->d.acked) <= 0 || psn_diff(told, qp->d.deliv) > 0)
 		return;
-	if (qp->d_acked == qp->d_deliv || !qp->d_ar_ns || psn_diff(qp->d_ar_psn, qp->d_acked) < 0 ||
-	    psn_diff(qp->d_ar_psn, qp->d_deliv) >= 0 || (qp->flags & LH_QPF_RELEASING) ||
+	if (qp->d.acked == qp->d.deliv || !qp->d.ar_ns || psn_diff(qp->d.ar_psn, qp->d.acked) < 0 ||
+	    psn_diff(qp->d.ar_psn, qp->d.deliv) >= 0 || (qp->flags & LH_QPF_RELEASING) ||
 	    !(qp->flags & LH_QPF_PAIRED))
 		return;
-	if (now < qp->d_ar_ns + wait || now < t->since_ns + wait)
+	if (now < qp->d.ar_ns + wait || now < t->since_ns + wait)
 		return;
 	pr_debug("Depot QP 0x%x: no ACK past %u for %llu us (AckReq %u): probe\n", k->dqpn,
-		 qp->d_acked, (unsigned long long)((now - t->since_ns) / 1000), qp->d_ar_psn);
+		 qp->d.acked, (unsigned long long)((now - t->since_ns) / 1000), qp->d.ar_psn);
 	t->since_ns = now;
 	if (t->tries < UINT8_MAX)
 		t->tries++;
@@ -245,7 +245,7 @@ void depot_timers(struct agent *ag, const struct lh_qp_key *k, const struct lh_q
 	/* a release that should have happened: its filler never reached the DC egress */
 	if ((qp->flags & LH_QPF_RELEASING) && now > qp->last_progress_ns &&
 	    now - qp->last_progress_ns > (uint64_t)cfg->release_watchdog_us * 1000) {
-		if (kick(ag, k, qp, false, qp->d_release_after))
+		if (kick(ag, k, qp, false, qp->d.release_after))
 			ag->st.kick_fail++;
 		return;
 	}
@@ -260,8 +260,8 @@ void depot_timers(struct agent *ag, const struct lh_qp_key *k, const struct lh_q
 	if (qp->last_progress_ns > r->nacked_ns)
 		r->nack_tries = 0;
 	retry_to = nack_to << (r->nack_tries < 4 ? r->nack_tries : 4);
-	if (qp->d_deliv != qp->d_high && now > qp->last_progress_ns &&
-	    now - qp->last_progress_ns > nack_to && now - qp->last_nack_ns > nack_to &&
+	if (qp->d.deliv != qp->d.high && now > qp->last_progress_ns &&
+	    now - qp->last_progress_ns > nack_to && now - qp->d.last_nack_ns > nack_to &&
 	    now - r->nacked_ns > retry_to) {
 		r->nacked_ns = now;
 		if (r->nack_tries < UINT8_MAX)
@@ -279,11 +279,11 @@ bool depot_hot(const struct agent *ag, const struct lh_qp *qp)
 {
 	if (!(qp->flags & LH_QPF_DEPOT) || qp->ring >= ag->cfg->rings || (qp->flags & LH_QPF_STALE))
 		return false;
-	if (qp->d_deliv != qp->d_high || (qp->flags & LH_QPF_RELEASING))
+	if (qp->d.deliv != qp->d.high || (qp->flags & LH_QPF_RELEASING))
 		return true;
 	if (!ag->cfg->dc_timeout_us)
 		return false;
-	return psn_diff(dc_told(&ag->rs[qp->ring].dc, qp), qp->d_acked) > 0;
+	return psn_diff(dc_told(&ag->rs[qp->ring].dc, qp), qp->d.acked) > 0;
 }
 
 /*

@@ -31,7 +31,7 @@ struct sentry_est *sentry_est_of(struct agent *ag, const struct lh_qp_key *k)
 
 uint32_t est_rto_us(const struct lh_qp *qp)
 {
-	return lh_rto_us(qp->s_srtt_us, qp->s_rttvar_us);
+	return lh_rto_us(qp->s.srtt_us, qp->s.rttvar_us);
 }
 
 /*
@@ -120,10 +120,10 @@ void gw_collect(struct agent *ag, const struct lh_qp_key *k, const struct lh_qp 
 	for (i = 0; i < LH_SR_WORDS * 64; i++) {
 		const struct lh_ring_ent *e;
 
-		if (!(qp->s_missing[i / 64] & (1ull << (i % 64))))
+		if (!(qp->s.missing[i / 64] & (1ull << (i % 64))))
 			continue;
-		psn = psn_add(qp->s_base, i);
-		if (psn_diff(psn, qp->s_next) >= 0)
+		psn = psn_add(qp->s.base, i);
+		if (psn_diff(psn, qp->s.next) >= 0)
 			break; /* not sent yet */
 		e = &ring.ent[psn & LH_RING_MASK];
 		if (e->tag == LH_TAG(LH_SLOT_CACHED, psn))
@@ -149,7 +149,7 @@ static size_t gw_send(struct agent *ag, const struct gw_req *r)
 	if (m->psn == r->psn && m->ms == GW_QUEUED)
 		m->ms = 0;
 	if (bpf_map_lookup_elem(ag->qp_fd, &r->k, &qp) || qp.ring != r->ring ||
-	    psn_diff(r->psn, qp.s_una) < 0)
+	    psn_diff(r->psn, qp.s.una) < 0)
 		goto stale;
 	if (bpf_map_lookup_elem(ag->pool_fd, &r->slot, slot) || slot->psn != r->psn ||
 	    slot->ring != r->ring || !slot->len || slot->len > LH_SLOT_DATA)
@@ -306,9 +306,9 @@ void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh
 	uint64_t rto_ns = sentry_rto_ns(ag, qp);
 	uint32_t psn;
 
-	if (!qp->s_sack_ns || qp->s_una == qp->s_next || !(qp->flags & LH_QPF_PAIRED))
+	if (!qp->s.sack_ns || qp->s.una == qp->s.next || !(qp->flags & LH_QPF_PAIRED))
 		return;
-	if (now < qp->s_sack_ns + 2 * sack_ns || now < qp->s_tx_ns + rto_ns + sack_ns ||
+	if (now < qp->s.sack_ns + 2 * sack_ns || now < qp->s.tx_ns + rto_ns + sack_ns ||
 	    now < est->resend_ns + rto_ns + sack_ns)
 		return;
 	if (now < est->silence_ns + 2 * sack_ns + rto_ns)
@@ -325,8 +325,8 @@ void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh
 	 */
 	if (now < qp->last_progress_ns + rto_ns + sack_ns)
 		return;
-	psn = psn_diff(qp->s_sack_epsn, qp->s_una) > 0 ? qp->s_sack_epsn : qp->s_una;
-	if (psn_diff(qp->s_next, psn) < 0)
+	psn = psn_diff(qp->s.sack_epsn, qp->s.una) > 0 ? qp->s.sack_epsn : qp->s.una;
+	if (psn_diff(qp->s.next, psn) < 0)
 		return;
 	/*
 	 * Seen once is not enough: a machine that did not run the WAN's
@@ -335,12 +335,12 @@ void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh
 	 * nothing moved, on a tick T/2 later and on time is a silence
 	 * (docs/protocol.md 2.1 has what it changed).
 	 */
-	if (ag->tick_late || !est->quiet_ns || est->quiet_una != qp->s_una ||
-	    est->quiet_next != qp->s_next || est->quiet_sack_ns != qp->s_sack_ns) {
+	if (ag->tick_late || !est->quiet_ns || est->quiet_una != qp->s.una ||
+	    est->quiet_next != qp->s.next || est->quiet_sack_ns != qp->s.sack_ns) {
 		est->quiet_ns = now;
-		est->quiet_una = qp->s_una;
-		est->quiet_next = qp->s_next;
-		est->quiet_sack_ns = qp->s_sack_ns;
+		est->quiet_una = qp->s.una;
+		est->quiet_next = qp->s.next;
+		est->quiet_sack_ns = qp->s.sack_ns;
 		return;
 	}
 	if (now < est->quiet_ns + sack_ns / 2)
@@ -349,19 +349,19 @@ void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh
 	est->silence_ns = now;
 	if (ag->gwq && !(qp->flags & LH_QPF_GW_OFF) && qp->ring < ag->cfg->rings &&
 	    !bpf_map_lookup_elem(ag->ring_fd, &qp->ring, ag->ring_buf)) {
-		uint32_t tail = psn_add(qp->s_next, ROCE_PSN_MASK);
+		uint32_t tail = psn_add(qp->s.next, ROCE_PSN_MASK);
 
 		const struct lh_ring_ent *e = &ag->ring_buf->ent[tail & LH_RING_MASK];
 
 		if (e->tag == LH_TAG(LH_SLOT_CACHED, tail)) {
 			pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us: re-send the last, %u\n",
-				 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), tail);
+				 k->dqpn, (unsigned long long)((now - qp->s.sack_ns) / 1000), tail);
 			gw_enqueue(ag, k, qp->ring, tail, e->slot, now_ms(), 1);
 			ag->st.gw_tail_resends++;
 			return;
 		}
 	}
-	if (psn == qp->s_next) {
+	if (psn == qp->s.next) {
 		/*
 		 * The Depot's last report had everything the NIC sent: no tail
 		 * to recover, only the receiver's ACK lost or late (the Depot's
@@ -371,14 +371,14 @@ void sentry_silence(struct agent *ag, const struct lh_qp_key *k, const struct lh
 		 * receiver's ACK 2.7 ms late, the NIC rewound).
 		 */
 		pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us, all %u..%u at the Depot: ACK\n",
-			 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), qp->s_una,
-			 qp->s_next);
+			 k->dqpn, (unsigned long long)((now - qp->s.sack_ns) / 1000), qp->s.una,
+			 qp->s.next);
 		if (!send_to_nic(ag, k, qp, psn_add(psn, ROCE_PSN_MASK), AETH_ACK_UNLIMITED))
 			ag->st.sack_acks++;
 		return;
 	}
 	pr_debug("Sentry QP 0x%x: no T/C-SACK for %llu us, data outstanding (%u..%u): NAK %u\n",
-		 k->dqpn, (unsigned long long)((now - qp->s_sack_ns) / 1000), qp->s_una, qp->s_next,
+		 k->dqpn, (unsigned long long)((now - qp->s.sack_ns) / 1000), qp->s.una, qp->s.next,
 		 psn);
 	if (!send_to_nic(ag, k, qp, psn, AETH_NAK_PSN_SEQ_ERROR))
 		ag->st.sack_naks++;

@@ -70,7 +70,7 @@ struct gw_mark {
 /*
  * Sentry, per QP (by a hash of its key): when its silence rule and its
  * gateway re-sends last acted. Its round trip is measured by the program
- * (lh_qp s_srtt_us, s_rttvar_us: a request with AckReq to its ACK, WAN
+ * (lh_qp s.srtt_us, s.rttvar_us: a request with AckReq to its ACK, WAN
  * queueing included, Karn's rule; --wan-rtt is the empty link's).
  */
 struct sentry_est {
@@ -154,7 +154,7 @@ struct agent {
 	uint32_t hot_n;
 	struct {
 		uint32_t rto_max_us, srtt_max_us, unmeasured, qps;
-		uint32_t stay_max_us; /* how long copies stay (s_stay_us, or the one under way) */
+		uint32_t stay_max_us; /* how long copies stay (s.stay_us, or the one under way) */
 		uint64_t copies;
 	} pass;
 	uint64_t copies; /* of the last whole pass: gateway recovery's copies */

@@ -28,7 +28,6 @@
 #ifndef AF_INET
 #define AF_INET 2
 #endif
-#define LH_ETH_HLEN 14
 
 static __always_inline struct lh_cr_stats *lh_cr_stats_get(void)
 {

@@ -542,11 +542,9 @@ struct lh_peer_key {
 /* ---- ring buffer events to the agent (lh_events) ---- */
 enum lh_event_type {
 	LH_EV_QP_NEW = 1, /* a data QP was learned: pair it */
-	LH_EV_ACK_UNPAIRED, /* (unused: the programs pair) */
-	LH_EV_RELEASE_MORE, /* a release or replay run stopped at LH_BURST: continue it */
-	LH_EV_POOL_EMPTY, /* no free slot: the pool is too small for the traffic */
-	LH_EV_NACK_MORE, /* (unused) */
-	LH_EV_GAP, /* Depot: a gap opened or remains after a release: send a report */
+	/* 2, 4 and 5 are not used (events of earlier builds) */
+	LH_EV_RELEASE_MORE = 3, /* a release or replay run stopped at LH_BURST: continue it */
+	LH_EV_GAP = 6, /* Depot: a gap opened or remains after a release: send a report */
 	LH_EV_NAK_DUE, /* Sentry: the NIC's retry ended: send it the NAK it was owed (psn) */
 	LH_EV_SACK_DUE, /* Depot: sack_count data packets since the last: send a T/C-SACK report */
 	LH_EV_RESEND, /* Sentry, gateway recovery: a report named PSNs it has copies of (psn: ePSN) */

@@ -485,6 +485,71 @@ __noinline int lh_hostpair_prune(struct lh_hostpair_key *hk)
 }
 
 /*
+ * The exact PSN first: the QP that forwarded it (lh_pair_psn), if its range
+ * holds it, found in the list by its QPN alone (no lookup a QP). Its place in
+ * the list is its hint, where the list still has it there; else a pass finds
+ * it (the pass over 4096 QPs of one host pair is the largest cost of their
+ * first round: perf, 2 % of two CPUs, ~10 us an ACK). s->match is 1 when found.
+ */
+static __always_inline void lh_pair_try_exact(struct lh_pair_ctx *c, struct lh_pair_scan *s)
+{
+	struct lh_qp *qp;
+	__u32 flags, hint, *idx;
+
+	s->k.dqpn = s->psn;
+	idx = bpf_map_lookup_elem(&lh_pair_psn, &s->k);
+	s->best_dqpn = idx ? READ_ONCE(*idx) : LH_PAIR_PSN_AMBIG;
+	if (s->best_dqpn == LH_PAIR_PSN_AMBIG || READ_ONCE(c->hp->wide))
+		return;
+	s->k.dqpn = s->best_dqpn;
+	qp = bpf_map_lookup_elem(&lh_qp, &s->k);
+	flags = qp ? READ_ONCE(qp->flags) : 0;
+	if (!qp || (flags & (LH_QPF_PAIRED | LH_QPF_STALE)) ||
+	    !lh_pair_range_holds(qp, flags, s->psn))
+		return;
+	hint = READ_ONCE(qp->p_idx);
+	if (hint < s->n && READ_ONCE(c->hp->dqpn[lh_hp_idx(hint)]) == s->best_dqpn) {
+		s->best_i = hint;
+		s->match = 1;
+	} else {
+		bpf_loop(LH_HOSTPAIR_QPS, lh_pair_find_one, c, 0);
+	}
+}
+
+/*
+ * The pairing the list committed, recorded: the hint of the QP moved into the
+ * hole (a race leaves it stale, not wrong), the ACK's key to the data key
+ * (lh_ack), the requester's QPN (lh_pair), and the QP paired. 0, or -1 when
+ * a map refused it.
+ */
+static __always_inline int lh_pair_record(const struct lh_parsed *p, struct lh_pair_scan *s)
+{
+	struct lh_qp_key ack;
+	struct lh_qp *qp;
+	__u32 peer = p->qpn;
+
+	if (s->moved) {
+		s->k.dqpn = s->moved_dqpn;
+		qp = bpf_map_lookup_elem(&lh_qp, &s->k);
+		if (qp)
+			WRITE_ONCE(qp->p_idx, s->best_i);
+	}
+	s->k.dqpn = s->best_dqpn; /* the data key */
+	lh_key_of(&ack, p);
+	if (bpf_map_update_elem(&lh_ack, &ack, &s->k, BPF_ANY) ||
+	    bpf_map_update_elem(&lh_pair, &s->k, &peer, BPF_ANY))
+		return -1;
+	qp = bpf_map_lookup_elem(&lh_qp, &s->k);
+	if (qp) {
+		bpf_spin_lock(&qp->lock);
+		qp->peer_qpn = peer;
+		qp->flags = (qp->flags | LH_QPF_PAIRED) & ~LH_QPF_LISTED;
+		bpf_spin_unlock(&qp->lock);
+	}
+	return 0;
+}
+
+/*
  * Pair an ACK (responder -> requester, requester's QPN, PSN) with its data
  * QP. A positive ACK names a PSN its receiver got, and so one this gateway
  * forwarded (it sees both directions of what it serves): its QP is among
@@ -501,10 +566,8 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 	struct lh_pair_scan *s = c.s;
 	struct lh_hostpair_key hk;
 	struct lh_pair_guard *g;
-	struct lh_qp_key ack;
-	struct lh_qp *qp;
-	__u32 ver, peer, flags, *idx;
 	bool exact;
+	__u32 ver;
 	__u64 now;
 
 	if (!p || !s || (p->syndrome & AETH_TYPE_MASK) != AETH_TYPE_ACK)
@@ -529,36 +592,7 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 	ver = READ_ONCE(c.hp->ver);
 	asm volatile("" ::: "memory");
 	s->n = READ_ONCE(c.hp->n);
-	/*
-	 * The exact PSN first: the QP that forwarded it (lh_pair_psn), if its
-	 * range holds it, found in the list by its QPN alone (no lookup a QP)
-	 */
-	s->k.dqpn = s->psn;
-	idx = bpf_map_lookup_elem(&lh_pair_psn, &s->k);
-	s->best_dqpn = idx ? READ_ONCE(*idx) : LH_PAIR_PSN_AMBIG;
-	if (s->best_dqpn != LH_PAIR_PSN_AMBIG && !READ_ONCE(c.hp->wide)) {
-		s->k.dqpn = s->best_dqpn;
-		qp = bpf_map_lookup_elem(&lh_qp, &s->k);
-		flags = qp ? READ_ONCE(qp->flags) : 0;
-		if (qp && !(flags & (LH_QPF_PAIRED | LH_QPF_STALE)) &&
-		    lh_pair_range_holds(qp, flags, s->psn)) {
-			/*
-			 * Its place in the list, where the list still has it
-			 * there; else a pass finds it. The pass over 4096 QPs
-			 * of one host pair was the largest cost of their first
-			 * round (perf: 2 % of two CPUs, ~10 us an ACK).
-			 */
-			__u32 hint = READ_ONCE(qp->p_idx);
-
-			if (hint < s->n &&
-			    READ_ONCE(c.hp->dqpn[lh_hp_idx(hint)]) == s->best_dqpn) {
-				s->best_i = hint;
-				s->match = 1;
-			} else {
-				bpf_loop(LH_HOSTPAIR_QPS, lh_pair_find_one, &c, 0);
-			}
-		}
-	}
+	lh_pair_try_exact(&c, s);
 	exact = s->match == 1;
 	if (!exact)
 		bpf_loop(LH_HOSTPAIR_QPS, lh_pair_scan_one, &c, 0);
@@ -573,26 +607,8 @@ __noinline int lh_pair_from_ack(const struct lh_parsed *p)
 	}
 	if (!lh_pair_commit(c.hp, s, &hk, ver, true, false))
 		return -1; /* the list changed meanwhile: the next ACK */
-	if (s->moved) {
-		/* the QP moved into the hole: its hint (a race leaves it stale, not wrong) */
-		s->k.dqpn = s->moved_dqpn;
-		qp = bpf_map_lookup_elem(&lh_qp, &s->k);
-		if (qp)
-			WRITE_ONCE(qp->p_idx, s->best_i);
-	}
-	s->k.dqpn = s->best_dqpn; /* the data key */
-	peer = p->qpn;
-	lh_key_of(&ack, p);
-	if (bpf_map_update_elem(&lh_ack, &ack, &s->k, BPF_ANY) ||
-	    bpf_map_update_elem(&lh_pair, &s->k, &peer, BPF_ANY))
+	if (lh_pair_record(p, s))
 		return -1;
-	qp = bpf_map_lookup_elem(&lh_qp, &s->k);
-	if (qp) {
-		bpf_spin_lock(&qp->lock);
-		qp->peer_qpn = peer;
-		qp->flags = (qp->flags | LH_QPF_PAIRED) & ~LH_QPF_LISTED;
-		bpf_spin_unlock(&qp->lock);
-	}
 	lh_count(st, LH_STAT_PAIRED);
 	if (exact)
 		lh_count(st, LH_STAT_PAIR_EXACT);

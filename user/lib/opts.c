@@ -177,7 +177,7 @@ static const struct lh_opt *find_long(const struct lh_opt *opts, const char *nam
 int lh_opts_apply(const struct lh_opts *p, const char *name, const char *arg, void *cfg)
 {
 	const struct lh_opt *o = find_long(p->opts, name);
-	struct lh_opt_ctx ctx = { .from_file = true };
+	struct lh_opt_ctx ctx = {.from_file = true};
 
 	if (!o || o->type == LH_OPT_CONFIG || o->type == LH_OPT_HELP)
 		return -ENOENT;
@@ -207,8 +207,8 @@ static bool word_in(const char *w, const char *const *list)
 /* One `key = value` line (comment and blanks gone): 0, 1 to skip (a flag said no), -EINVAL */
 static int file_line(const struct lh_opts *p, char *s, void *cfg, const struct lh_opt_ctx *ctx)
 {
-	static const char *const yes[] = { "", "yes", "true", "1", NULL };
-	static const char *const no[] = { "no", "false", "0", NULL };
+	static const char *const yes[] = {"", "yes", "true", "1", NULL};
+	static const char *const no[] = {"no", "false", "0", NULL};
 	char *eq = strchr(s, '=');
 	char *key = trim(eq ? (*eq = 0, s) : s);
 	const char *val = eq ? trim(eq + 1) : "";
@@ -240,7 +240,7 @@ static int file_line(const struct lh_opts *p, char *s, void *cfg, const struct l
 
 int lh_opts_read_file(const struct lh_opts *p, const char *path, void *cfg)
 {
-	struct lh_opt_ctx ctx = { .from_file = true, .path = path };
+	struct lh_opt_ctx ctx = {.from_file = true, .path = path};
 	char line[512];
 	FILE *f = fopen(path, "r");
 	int err = 0;
@@ -286,8 +286,8 @@ static int build_getopt(const struct lh_opt *opts, struct option **lo, char **so
 		if (!is_option(o))
 			continue;
 		if (o->name)
-			l[k++] = (struct option){ o->name, takes_arg(o) ? required_argument : no_argument,
-						  NULL, val };
+			l[k++] = (struct option){
+				o->name, takes_arg(o) ? required_argument : no_argument, NULL, val};
 		if (o->short_opt) {
 			sh[s++] = (char)o->short_opt;
 			if (takes_arg(o))
@@ -343,7 +343,7 @@ static const char *find_config(const struct lh_opt *opts, int argc, char **argv,
 static int parse_cli(const struct lh_opts *p, int argc, char **argv, void *cfg,
 		     const struct option *lo, const char *so)
 {
-	struct lh_opt_ctx ctx = { .from_file = false };
+	struct lh_opt_ctx ctx = {.from_file = false};
 	int c;
 
 	opterr = 1; /* getopt says what was wrong: "unrecognized option '--x'" */

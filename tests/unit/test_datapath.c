@@ -1151,22 +1151,30 @@ static void sentry_v6_forward(void)
 #define ECHO_GAP_US 200
 
 /*
- * A check of the echo, which holds only if the runs it needs come within the
- * echo gap: back to back they do, but in an emulated guest on a loaded host
- * (kernel-check under TCG: 367 us for two runs once) they may not, and then a
- * failed check is skipped, saying how long the runs took.
+ * The second of two resends of acknowledged PSNs, run right after the first
+ * (which was echoed: sentry_ack_echo at echo0): within the echo gap it is
+ * dropped and counted under drop_ctr, no second echo. The runs are
+ * timed from here, which takes longer than the program's own clock sees, so
+ * runs measured further apart than the gap (an emulated guest under TCG
+ * takes about 100 us a run) may have been echoed again as well: then either
+ * is right, and nothing else is.
  */
-static bool echo_ok(bool cond, long us, const char *what)
+static void second_resend_ok(const struct run *r1, const char *drop_ctr, int64_t drop0,
+			     int64_t echo0, long us, const char *what)
 {
-	char why[64];
+	bool dropped = r1->verdict == XDP_DROP_ && ctr(drop_ctr) == drop0 + 1 &&
+		       ctr("sentry_ack_echo") == echo0;
+	bool echoed = r1->verdict == XDP_PASS_ && r1->p.roce.opcode == ROCE_RC_ACKNOWLEDGE &&
+		      ctr("sentry_ack_echo") == echo0 + 1;
 
-	if (!cond && us > ECHO_GAP_US) {
-		snprintf(why, sizeof(why), "the runs took %ld us, past the %d us echo gap", us,
-			 ECHO_GAP_US);
-		tap_skip(why, "%s", what);
-		return true;
-	}
-	return tap_ok(cond, "%s", what);
+	if (us <= ECHO_GAP_US)
+		tap_ok(dropped, "%s (verdict %u, %s %+lld; runs %ld us apart, within the %d us gap)",
+		       what, r1->verdict, drop_ctr, (long long)(ctr(drop_ctr) - drop0), us,
+		       ECHO_GAP_US);
+	else
+		tap_ok(dropped || echoed,
+		       "%s, or echoed again: the runs took %ld us, past the %d us gap (verdict %u)",
+		       what, us, ECHO_GAP_US, r1->verdict);
 }
 
 /*
@@ -1208,14 +1216,12 @@ static void sentry_acked_resend(void)
 	snprintf(what, sizeof(what),
 		 "Sentry, no episode: a resend of an acknowledged PSN becomes the receiver's ACK (PSN %u) toward the NIC",
 		 b + 4);
-	echo_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
-			r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
-			r.p.roce.psn == b + 4 && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p) &&
-			ctr("sentry_ack_echo") == c0 + 1,
-		us, what);
-	if (!echo_ok(r1.verdict == XDP_DROP_ && ctr("sentry_acked_drop") == c1 + 1, us,
-		     "Sentry, no episode: the next acknowledged one right after is dropped and counted"))
-		tap_diag("  verdict %u; both runs took %ld us", r1.verdict, us);
+	tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
+		       r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
+		       r.p.roce.psn == b + 4 && r.p.roce.aeth.msn == 2 && lh_pkt_icrc_ok(r.out, &r.p),
+	       "%s", what);
+	second_resend_ok(&r1, "sentry_acked_drop", c1, c0 + 1, us,
+			 "Sentry, no episode: the next acknowledged one right after is dropped and counted");
 	len = dp_data_frame(&fl, b + 5, in);
 	c0 = ctr("sentry_retx_pass");
 	xdp("lh_dc_xdp", in, len, &r);
@@ -1264,18 +1270,16 @@ static void sentry_gb0_echo(void)
 	snprintf(what, sizeof(what),
 		 "gb0: a replay of a PSN acknowledged (the Depot-NACK acks what precedes it) becomes that ACK, PSN %u (ICRC valid)",
 		 b + 6);
-	if (!echo_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
-			     r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
-			     r.p.roce.psn == b + 6 && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
-			     !memcmp(&r.p.src, &fl.b, 16) && !memcmp(&r.p.dst, &fl.a, 16) &&
-			     lh_pkt_icrc_ok(r.out, &r.p) && ctr("sentry_ack_echo") == c0 + 1,
-		     us, what))
-		tap_diag("  verdict %u opcode %u psn %u; the runs took %ld us", r.verdict, r.p.roce.opcode,
-			 r.p.roce.psn, us);
+	if (!tap_ok(r.verdict == XDP_PASS_ && r.p.result == LH_STAT_ROCE &&
+			    r.p.roce.opcode == ROCE_RC_ACKNOWLEDGE && r.p.roce.aeth.syndrome == 0x1f &&
+			    r.p.roce.psn == b + 6 && r.p.roce.dqpn == DP_QP_S && r.p.roce.aeth.msn == 3 &&
+			    !memcmp(&r.p.src, &fl.b, 16) && !memcmp(&r.p.dst, &fl.a, 16) &&
+			    lh_pkt_icrc_ok(r.out, &r.p),
+		    "%s", what))
+		tap_diag("  verdict %u opcode %u psn %u", r.verdict, r.p.roce.opcode, r.p.roce.psn);
 	snprintf(what, sizeof(what), "gb0: the next replay right after is dropped (one echo per %u us)",
 		 (unsigned int)ECHO_GAP_US);
-	if (!echo_ok(r1.verdict == XDP_DROP_ && ctr("sentry_sr_drop") == c1 + 1, us, what))
-		tap_diag("  verdict %u; both runs took %ld us", r1.verdict, us);
+	second_resend_ok(&r1, "sentry_sr_drop", c1, c0 + 1, us, what);
 	len = dp_data_frame(&fl, b + 7, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_ok(r.verdict == XDP_PASS_ && r.p.roce.psn == b + 7 && r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE,

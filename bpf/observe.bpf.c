@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Gateway pass-through (XDP): parses every frame (Ethernet, VLAN, IPv4/IPv6,
+ * Observe mode's pass-through (XDP): parses every frame (Ethernet, VLAN, IPv4/IPv6,
  * UDP, BTH), counts its parse outcome and RoCEv2 opcode, optionally verifies
  * the ICRC, and passes it on unchanged. It is the first customer of the
  * parser and the unit-test harness, and the safe mode of a gateway: it
@@ -13,7 +13,7 @@
 /* Set by the loader before load: recompute every RoCEv2 ICRC (costs ~1 ns/byte) */
 const volatile __u8 lh_verify_icrc = 0;
 
-static __always_inline void gateway_check_icrc(struct xdp_md *ctx, const struct lh_pkt_meta *m,
+static __always_inline void observe_check_icrc(struct xdp_md *ctx, const struct lh_pkt_meta *m,
 					       struct lh_stats *st)
 {
 	__s64 icrc = lh_icrc_xdp(ctx, m->l3_off, m->l4_off, m->icrc_off);
@@ -28,14 +28,14 @@ static __always_inline void gateway_check_icrc(struct xdp_md *ctx, const struct 
 
 /* xdp.frags: jumbo frames (RoCE MTU 4096 needs a 9000-byte link MTU) arrive in frags */
 SEC("xdp.frags")
-int lh_gateway(struct xdp_md *ctx)
+int lh_observe(struct xdp_md *ctx)
 {
 	struct lh_stats *st = lh_stats_get();
 	struct lh_pkt_meta m = {};
 	struct hdr_cursor c;
 
 	if (lh_xdp_parse(ctx, &c, &m, st) == LH_STAT_ROCE && lh_verify_icrc)
-		gateway_check_icrc(ctx, &m, st);
+		observe_check_icrc(ctx, &m, st);
 	return lh_xdp_verdict(st, XDP_PASS);
 }
 

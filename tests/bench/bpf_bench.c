@@ -142,12 +142,12 @@ static void print_bench(const char *name, const char *title, const char *notes,
 	lh_json_free(j);
 }
 
-static int bench_gateway(void)
+static int bench_observe(void)
 {
 	static struct fx_pkt v4_1k, v6_vlan_1k, v4_64, v4_4k, non_roce;
 	struct lh_harness *base = lh_harness_open("baseline", NULL, NULL);
-	struct lh_harness *gw = lh_harness_open("gateway", NULL, NULL);
-	struct lh_harness *gwc = lh_harness_open("gateway", enable_icrc, NULL);
+	struct lh_harness *gw = lh_harness_open("observe", NULL, NULL);
+	struct lh_harness *gwc = lh_harness_open("observe", enable_icrc, NULL);
 	size_t i, n;
 
 	if (!base || !gw || !gwc) {
@@ -164,17 +164,17 @@ static int bench_gateway(void)
 	struct bcase cases[] = {
 		{ .name = "bare XDP_PASS, 1 KiB RoCE", .h = base, .prog = "lh_bare_pass", .pkt = &v4_1k },
 		{ .name = "bare XDP_TX, 1 KiB RoCE", .h = base, .prog = "lh_bare_tx", .pkt = &v4_1k },
-		{ .name = "gateway parse+count, IPv4 1 KiB RoCE", .h = gw, .prog = "lh_gateway", .pkt = &v4_1k,
+		{ .name = "observe parse+count, IPv4 1 KiB RoCE", .h = gw, .prog = "lh_observe", .pkt = &v4_1k,
 		  .baseline = "bare XDP_PASS, 1 KiB RoCE" },
-		{ .name = "gateway parse+count, VLAN IPv6 1 KiB RoCE", .h = gw, .prog = "lh_gateway", .pkt = &v6_vlan_1k,
+		{ .name = "observe parse+count, VLAN IPv6 1 KiB RoCE", .h = gw, .prog = "lh_observe", .pkt = &v6_vlan_1k,
 		  .baseline = "bare XDP_PASS, 1 KiB RoCE" },
-		{ .name = "gateway parse+count, UDP not RoCE", .h = gw, .prog = "lh_gateway", .pkt = &non_roce,
+		{ .name = "observe parse+count, UDP not RoCE", .h = gw, .prog = "lh_observe", .pkt = &non_roce,
 		  .baseline = "bare XDP_PASS, 1 KiB RoCE" },
-		{ .name = "gateway + ICRC check, 64 B payload", .h = gwc, .prog = "lh_gateway", .pkt = &v4_64,
+		{ .name = "observe + ICRC check, 64 B payload", .h = gwc, .prog = "lh_observe", .pkt = &v4_64,
 		  .baseline = "bare XDP_PASS, 1 KiB RoCE" },
-		{ .name = "gateway + ICRC check, 1 KiB payload", .h = gwc, .prog = "lh_gateway", .pkt = &v4_1k,
+		{ .name = "observe + ICRC check, 1 KiB payload", .h = gwc, .prog = "lh_observe", .pkt = &v4_1k,
 		  .baseline = "bare XDP_PASS, 1 KiB RoCE" },
-		{ .name = "gateway + ICRC check, 4 KiB payload (frags)", .h = gwc, .prog = "lh_gateway", .pkt = &v4_4k,
+		{ .name = "observe + ICRC check, 4 KiB payload (frags)", .h = gwc, .prog = "lh_observe", .pkt = &v4_4k,
 		  .baseline = "bare XDP_PASS, 1 KiB RoCE" },
 	};
 	n = sizeof(cases) / sizeof(cases[0]);
@@ -182,7 +182,7 @@ static int bench_gateway(void)
 		if (measure(&cases[i]))
 			return 1;
 
-	print_bench("bpf-gateway", "Gateway XDP program, ns per packet (BPF_PROG_TEST_RUN)",
+	print_bench("bpf-observe", "Gateway XDP program, ns per packet (BPF_PROG_TEST_RUN)",
 			     "Wall time of one BPF_PROG_TEST_RUN of 200000 repetitions divided by 200000, median of 7 runs; "
 			     "spread is (max-min)/median. Ratios are against the bare XDP_PASS program "
 			     "on the same 1 KiB frame in the same run. BPF_PROG_TEST_RUN excludes the "
@@ -260,9 +260,9 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "credit"))
 		return bench_credit();
-	if (argc > 1 && strcmp(argv[1], "gateway")) {
-		fprintf(stderr, "usage: bpf_bench [gateway|credit]\n");
+	if (argc > 1 && strcmp(argv[1], "observe")) {
+		fprintf(stderr, "usage: bpf_bench [observe|credit]\n");
 		return 2;
 	}
-	return bench_gateway();
+	return bench_observe();
 }

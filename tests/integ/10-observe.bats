@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# The gateway pass-through attached by longhauld to a veth in a namespace:
+# Observe mode's pass-through attached by longhauld to a veth in a namespace:
 # RoCEv2 packets built by user/lib (lhpkt send) are counted by reason and by
 # opcode in the pinned per-CPU maps, which bpftool pretty-prints by field
 # name; clean detach; clear errors for a busy interface or a bad flag.
@@ -213,7 +213,7 @@ send() {
 	grep -qF '; running (SIGINT' "$BATS_FILE_TMPDIR/longhauld.log" || { cat "$BATS_FILE_TMPDIR/longhauld.log"; false; }
 	for i in w1 w2; do
 		run_t ip -n "$GW" -j link show dev "$i"
-		jq_assert "$output" '.[0].xdp.prog.name == "lh_gateway"'
+		jq_assert "$output" '.[0].xdp.prog.name == "lh_observe"'
 	done
 	run_t "$LH_BIN/longhaul" -j --instance "$LH_PREFIX" status
 	jq_assert "$output" '[.interfaces[] | select(.role == "wan") | .name] == ["w1", "w2"]'

@@ -127,7 +127,7 @@ teardown_file() {
 	jq_assert "$output" '.mode == "observe" and .instance == "'"$OBS"'"'
 	jq_assert "$output" '.pin_dir == "'"$PIN_OBS"'" and (.lock_file | endswith(".lock"))'
 	jq_assert "$output" '.netns == "'"$GO"'" and (.interfaces | length) == 1'
-	jq_assert "$output" '.interfaces[0] | .role == "dc" and .name == "dc0" and .xdp.name == "lh_gateway"'
+	jq_assert "$output" '.interfaces[0] | .role == "dc" and .name == "dc0" and .xdp.name == "lh_observe"'
 	xdp_id=$(ip -n "$GO" -j link show dev dc0 | jq '.[0].xdp.prog.id')
 	jq_assert "$output" ".interfaces[0].xdp.id == $xdp_id"
 	jq_assert "$output" '.maps | keys == ["lh_opcodes", "lh_stats"]'

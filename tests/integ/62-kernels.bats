@@ -18,7 +18,7 @@ KCHECK=$LH_ROOT/tests/interop/kernel-check.sh
 # when a fix makes another load; never remove one to make the test pass.
 LOADS_ON_61=(
 	baseline:lh_bare_pass baseline:lh_bare_tx baseline:lh_bare_tc
-	gateway:lh_gateway
+	observe:lh_observe
 	wan_tc:lh_wan_in
 	credit_tc:lh_cr_out
 	dc_tc:lh_dc_in dc_tc:lh_dc_out dc_tc:lh_dc_kick dc_tc:lh_dc_cmd dc_xdp:lh_dc_xdp

@@ -22,7 +22,7 @@
 
 #define N_PER_FAMILY 1000
 #define MAX_PKTS (2 + 2 * N_PER_FAMILY)
-#define PROG "lh_gateway"
+#define PROG "lh_observe"
 
 struct capture {
 	uint8_t *b;
@@ -241,7 +241,7 @@ int main(void)
 
 	if (!tap_ok(ok_load == 0, "scapy wrote %d oracle packets", MAX_PKTS))
 		return tap_done();
-	h = lh_harness_open("gateway", enable_icrc, NULL);
+	h = lh_harness_open("observe", enable_icrc, NULL);
 	if (!tap_ok(h != NULL, "gateway with ICRC verification loads"))
 		return tap_done();
 	test_vectors();

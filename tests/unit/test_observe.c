@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The gateway pass-through XDP program (bpf/gateway.bpf.c), run from the
+ * The observe-mode pass-through XDP program (bpf/observe.bpf.c), run from the
  * production object under BPF_PROG_TEST_RUN: every frame is passed on
  * unchanged and exactly the right counters move. Covers every opcode, VLANs,
  * IPv6 extension headers, wrong versions and lengths, non-RoCE traffic,
@@ -18,7 +18,7 @@
 #include "fixtures.h"
 #include "tap.h"
 
-#define PROG "lh_gateway"
+#define PROG "lh_observe"
 #define MIN_TEST_RUN_LEN 14 /* BPF_PROG_TEST_RUN refuses frames shorter than Ethernet */
 
 static struct lh_harness *h;
@@ -30,7 +30,7 @@ static bool expect(const char *desc, const uint8_t *b, size_t len, enum lh_stat 
 	struct lh_pkt m;
 
 	lh_pkt_parse(b, len, true, &m);
-	fx_expect_gateway(&f, lh_stat_name(reason),
+	fx_expect_observe(&f, lh_stat_name(reason),
 			  reason == LH_STAT_ROCE ? lh_opcode_field(b[m.bth_off]) : NULL);
 	return lh_fixture_run(h, PROG, &f);
 }
@@ -313,7 +313,7 @@ static void truncations(const char *name, const struct fx_pkt *p)
 			want = pass == 0 ? raw_cut_expect(p, len) : fixed_cut_expect(p, len);
 			f.in = q.b;
 			f.in_len = len;
-			fx_expect_gateway(&f, lh_stat_name(want),
+			fx_expect_observe(&f, lh_stat_name(want),
 					  want == LH_STAT_ROCE ? lh_opcode_field(q.b[q.bth_off]) : NULL);
 			cases++;
 			if (lh_pkt_parse(q.b, len, true, &m) != want) {
@@ -400,7 +400,7 @@ static void test_differential(int n)
 		roce += m.result == LH_STAT_ROCE;
 		f.in = p.b;
 		f.in_len = p.len;
-		fx_expect_gateway(&f, lh_stat_name(m.result),
+		fx_expect_observe(&f, lh_stat_name(m.result),
 				  m.result == LH_STAT_ROCE ? lh_opcode_field(p.b[m.bth_off]) : NULL);
 		if (!lh_fixture_check(h, PROG, &f, err, sizeof(err)) && bad++ < 5)
 			tap_diag("  mutation %d (user parser: %s): %s", i, lh_stat_name(m.result), err);
@@ -424,8 +424,8 @@ static void test_icrc_verification(void)
 	struct lh_fixture f = { 0 };
 	struct fx_pkt p;
 
-	h = lh_harness_open("gateway", enable_icrc, NULL);
-	if (!tap_ok(h != NULL, "gateway loads with ICRC verification on")) {
+	h = lh_harness_open("observe", enable_icrc, NULL);
+	if (!tap_ok(h != NULL, "observe.bpf.o loads with ICRC verification on")) {
 		h = plain;
 		return;
 	}
@@ -434,7 +434,7 @@ static void test_icrc_verification(void)
 	f.desc = "ICRC verification: a right ICRC counts icrc_ok";
 	f.in = p.b;
 	f.in_len = p.len;
-	fx_expect_gateway(&f, "roce", "rc_rdma_write_only");
+	fx_expect_observe(&f, "roce", "rc_rdma_write_only");
 	f.deltas[4] = (struct lh_counter_delta){ "lh_stats.icrc_ok", 1 };
 	lh_fixture_run(h, PROG, &f);
 
@@ -456,8 +456,8 @@ static void test_icrc_verification(void)
 
 int main(void)
 {
-	h = lh_harness_open("gateway", NULL, NULL);
-	if (!tap_ok(h != NULL, "production gateway.bpf.o loads (verifier accepts it)"))
+	h = lh_harness_open("observe", NULL, NULL);
+	if (!tap_ok(h != NULL, "production observe.bpf.o loads (verifier accepts it)"))
 		return tap_done();
 	test_every_opcode();
 	test_vlans_and_padding();

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent_state.h"
+#include "dc_tc.skel.h"
 #include "lh_proto.h"
 #include "log.h"
 #include "netlink.h"
@@ -288,12 +289,10 @@ static int open_dc_io(struct agent *ag)
 	return 0;
 }
 
-/* fd of the data path's map name into *fd; false (said) when it has none */
-static bool map_of(struct agent *ag, const char *name, int *fd)
+/* fd of one of the data path's maps into *fd; false (said by lhd_map_fd) when none */
+static bool map_of(const struct bpf_map *m, int *fd)
 {
-	*fd = lhd_map_fd(ag->dp, name);
-	if (*fd < 0)
-		pr_warn("agent: the data path has no map %s\n", name);
+	*fd = lhd_map_fd(m);
 	return *fd >= 0;
 }
 
@@ -301,15 +300,17 @@ static bool map_of(struct agent *ag, const char *name, int *fd)
 static bool agent_open(struct agent *ag)
 {
 	const struct lhd_config *cfg = ag->cfg;
+	const struct dc_tc_bpf *sk = ag->dp->sk.dc_tc; /* it holds every map of LR2 */
 
-	if (!map_of(ag, "lh_qp", &ag->qp_fd) || !map_of(ag, "lh_ack", &ag->ack_fd) ||
-	    !map_of(ag, "lh_pair", &ag->pair_fd) || !map_of(ag, "lh_ring", &ag->ring_fd) ||
-	    !map_of(ag, "lh_pool_free", &ag->pool_free_fd) ||
-	    !map_of(ag, "lh_ring_free", &ag->ring_free_fd) ||
-	    !map_of(ag, "lh_hostpair", &ag->hostpair_fd) ||
-	    !map_of(ag, "lh_config", &ag->config_fd) ||
+	if (!sk || !map_of(sk->maps.lh_qp, &ag->qp_fd) || !map_of(sk->maps.lh_ack, &ag->ack_fd) ||
+	    !map_of(sk->maps.lh_pair, &ag->pair_fd) || !map_of(sk->maps.lh_ring, &ag->ring_fd) ||
+	    !map_of(sk->maps.lh_pool_free, &ag->pool_free_fd) ||
+	    !map_of(sk->maps.lh_ring_free, &ag->ring_free_fd) ||
+	    !map_of(sk->maps.lh_hostpair, &ag->hostpair_fd) ||
+	    !map_of(sk->maps.lh_config, &ag->config_fd) ||
+	    !map_of(sk->maps.lh_events, &ag->events_fd) ||
 	    /* the Depot's DC probes and the Sentry's gateway re-sends read pool slots */
-	    !map_of(ag, "lh_pool", &ag->pool_fd))
+	    !map_of(sk->maps.lh_pool, &ag->pool_fd))
 		return false;
 	ag->guard_ms = lhd_resend_guard_ms(cfg, 0); /* as write_lr2_config() set it */
 	ag->rs = calloc(cfg->rings, sizeof(*ag->rs));
@@ -455,7 +456,7 @@ int lhd_agent_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatil
 		forget_all(&ag);
 	/* reports are ordered by seq; a restarted agent starts somewhere else */
 	ag.report_seq = (uint32_t)(lh_now_ns() >> 10) | 1;
-	rb = ring_buffer__new(lhd_map_fd(dp, "lh_events"), on_event, &ag, NULL);
+	rb = ring_buffer__new(ag.events_fd, on_event, &ag, NULL);
 	if (!rb) {
 		pr_warn("ring buffer lh_events: %s\n", strerror(errno));
 		goto out;

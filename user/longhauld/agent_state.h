@@ -129,7 +129,7 @@ struct agent {
 	int tick_fd;
 	uint64_t prune_ns; /* last prune of the pairing lists */
 	/* Sentry, gateway recovery: the re-send queue (FIFO) and its pacer */
-	int pool_fd, config_fd, pace_fd;
+	int pool_fd, config_fd, pace_fd, events_fd;
 	struct gw_req *gwq;
 	uint32_t gwq_cap, gwq_head, gwq_len;
 	struct gw_mark *gw_marks; /* rings x LH_RING_SIZE */

@@ -50,6 +50,7 @@
 #include <bpf/libbpf.h>
 
 #include "credit.h"
+#include "credit_tc.skel.h"
 #include "credit_int.h"
 #include "lh_credit.h"
 #include "log.h"
@@ -287,8 +288,8 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 		return EXIT_KERNEL;
 	a->cfg = cfg;
 	a->rsvp_fd = a->inj_fd = -1;
-	a->flow_fd = lhd_map_fd(dp, "lh_cr_flow");
-	a->grant_fd = lhd_map_fd(dp, "lh_cr_grant");
+	a->flow_fd = lhd_map_fd(dp->sk.credit_tc->maps.lh_cr_flow);
+	a->grant_fd = lhd_map_fd(dp->sk.credit_tc->maps.lh_cr_grant);
 	a->epoch = (uint32_t)(lh_now_ns() >> 20) & 0xffffff;
 	if (cfg->rsvp_key_len) {
 		a->keyed =
@@ -307,7 +308,7 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 		pr_warn("credit: raw sockets (RSVP, protocol 46; held packets): %s\n", strerror(-err));
 		goto out;
 	}
-	rb = ring_buffer__new(lhd_map_fd(dp, "lh_cr_events"), on_record, a, NULL);
+	rb = ring_buffer__new(lhd_map_fd(dp->sk.credit_tc->maps.lh_cr_events), on_record, a, NULL);
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (!rb || tfd < 0 || ep < 0) {

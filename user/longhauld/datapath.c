@@ -7,6 +7,7 @@
  * names the step; the unwind runs in reverse order.
  */
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <linux/if_link.h>
 #include <linux/pkt_cls.h>
@@ -23,19 +24,13 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "credit_tc.skel.h"
 #include "datapath.h"
 #include "datapath_int.h"
-#include "dc_tc.skel.h"
-#include "dc_xdp.skel.h"
-#include "gateway.skel.h"
 #include "lh_credit.h"
 #include "lh_stats.h"
 #include "lh_maps.h"
 #include "lh_siphash.h"
 #include "log.h"
-#include "wan_tc.skel.h"
-#include "wan_xdp.skel.h"
 
 const char *errstr(int err)
 {
@@ -45,29 +40,66 @@ const char *errstr(int err)
 	return buf;
 }
 
-/* Map sizes of the LR2 objects; every object gets the same, as they share pins */
+/*
+ * Which option sizes each map: max_entries = mul x the option, at least min;
+ * every object gets the same, as they share pins. adopt: a kept map's size
+ * goes back into the option (lhd_datapath_maps_fit), its companions follow.
+ */
+static const struct map_size {
+	const char *map;
+	size_t field; /* offsetof(struct lhd_config, ...), a uint32_t */
+	const char *opt;
+	uint32_t mul, min;
+	bool adopt;
+} map_sizes[] = {
+	{ "lh_qp", offsetof(struct lhd_config, max_qps), "max-qps", 1, 0, true },
+	{ "lh_ack", offsetof(struct lhd_config, max_qps), "max-qps", 1, 0, false },
+	{ "lh_pair", offsetof(struct lhd_config, max_qps), "max-qps", 1, 0, false },
+	{ "lh_qp_count", offsetof(struct lhd_config, max_qps), "max-qps", 2, 0, false },
+	{ "lh_pair_psn", offsetof(struct lhd_config, max_qps), "max-qps", 16, 8192, false },
+	{ "lh_cr_flow", offsetof(struct lhd_config, max_qps), "max-qps", 1, 0, true },
+	{ "lh_cr_grant", offsetof(struct lhd_config, max_qps), "max-qps", 1, 0, false },
+	{ "lh_hostpair", offsetof(struct lhd_config, max_hostpairs), "max-hostpairs", 1, 0, true },
+	{ "lh_ring", offsetof(struct lhd_config, rings), "rings", 1, 0, true },
+	{ "lh_ring_free", offsetof(struct lhd_config, rings), "rings", 1, 0, false },
+	{ "lh_pool", offsetof(struct lhd_config, pool_slots), "pool-slots", 1, 0, true },
+	{ "lh_pool_free", offsetof(struct lhd_config, pool_slots), "pool-slots", 1, 0, false },
+};
+
+static const struct map_size *map_size_of(const char *map)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(map_sizes) / sizeof(map_sizes[0]); i++)
+		if (!strcmp(map_sizes[i].map, map))
+			return &map_sizes[i];
+	return NULL;
+}
+
+uint32_t *sized_by(struct lhd_config *cfg, const char *map, const char **opt)
+{
+	const struct map_size *ms = map_size_of(map);
+
+	if (!ms || !ms->adopt)
+		return NULL;
+	*opt = ms->opt;
+	return (uint32_t *)((char *)cfg + ms->field);
+}
+
 static int size_maps(struct bpf_object *obj, const struct lhd_config *cfg)
 {
 	struct bpf_map *m;
 
 	bpf_object__for_each_map(m, obj) {
-		const char *n = bpf_map__name(m);
-		uint32_t size = 0;
+		const struct map_size *ms = map_size_of(bpf_map__name(m));
+		uint32_t size;
 
-		if (!strcmp(n, "lh_qp") || !strcmp(n, "lh_ack") || !strcmp(n, "lh_pair") ||
-		    !strcmp(n, "lh_cr_flow") || !strcmp(n, "lh_cr_grant"))
-			size = cfg->max_qps;
-		else if (!strcmp(n, "lh_hostpair"))
-			size = cfg->max_hostpairs;
-		else if (!strcmp(n, "lh_qp_count"))
-			size = 2 * cfg->max_qps;
-		else if (!strcmp(n, "lh_pair_psn"))
-			size = cfg->max_qps * 16 < 8192 ? 8192 : cfg->max_qps * 16;
-		else if (!strcmp(n, "lh_ring") || !strcmp(n, "lh_ring_free"))
-			size = cfg->rings;
-		else if (!strcmp(n, "lh_pool") || !strcmp(n, "lh_pool_free"))
-			size = cfg->pool_slots;
-		if (size && bpf_map__set_max_entries(m, size))
+		if (!ms)
+			continue;
+		size = ms->mul * *(const uint32_t *)((const char *)cfg + ms->field);
+		if (size < ms->min)
+			size = ms->min;
+		if (bpf_map__set_max_entries(m, size))
 			return -EINVAL;
 	}
 	return 0;
@@ -89,70 +121,15 @@ static void remove_stale_pins(struct bpf_object *obj, const char *pin_dir)
 }
 
 /*
- * Open one of the objects compiled into longhauld (the skeleton headers carry
- * their ELF bytes), with the shared pin directory, and load it. setup runs
- * between open and load.
+ * Open one of the objects compiled into longhauld as its typed skeleton, with
+ * the shared pin directory, and load it (or reuse a kept build's programs).
+ * setup runs between open and load.
  */
-/*
- * Objects opened (not loaded) by lhd_datapath_maps_fit(), for the load that
- * follows it: an open parses the ELF and its BTF, about 4 ms an object here,
- * and an adopting agent's time to take over is time its data path is alone
- * (it has 100 ms before it lets every packet pass).
- */
-static struct {
-	const void *elf;
-	struct bpf_object *obj;
-} opened[LHD_MAX_OBJS];
-
-struct bpf_object *open_obj(const void *elf, size_t elf_sz, const char *name,
-				   const char *pin_dir)
+int load_obj(struct lhd_datapath *dp, enum lhd_obj id, const struct lhd_config *cfg,
+	     int (*setup)(struct lhd_datapath *, const struct lhd_config *))
 {
-	LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = pin_dir, .object_name = name);
-	struct bpf_object *obj;
-	int i;
-
-	for (i = 0; i < LHD_MAX_OBJS; i++) {
-		if (opened[i].elf != elf)
-			continue;
-		obj = opened[i].obj;
-		opened[i].elf = NULL;
-		opened[i].obj = NULL;
-		return obj;
-	}
-	return bpf_object__open_mem(elf, elf_sz, &o);
-}
-
-/* keeps obj, opened from elf, for the next open_obj() of it (or closes it) */
-void keep_opened(const void *elf, struct bpf_object *obj)
-{
-	int i;
-
-	for (i = 0; i < LHD_MAX_OBJS; i++) {
-		if (!opened[i].elf) {
-			opened[i].elf = elf;
-			opened[i].obj = obj;
-			return;
-		}
-	}
-	bpf_object__close(obj);
-}
-
-void close_opened(void)
-{
-	int i;
-
-	for (i = 0; i < LHD_MAX_OBJS; i++) {
-		bpf_object__close(opened[i].obj);
-		opened[i].elf = NULL;
-		opened[i].obj = NULL;
-	}
-}
-
-int load_obj(struct lhd_datapath *dp, const void *elf, size_t elf_sz, const char *name,
-		    const struct lhd_config *cfg, int (*setup)(struct bpf_object *, const struct lhd_config *))
-{
-	struct bpf_object *obj = open_obj(elf, elf_sz, name, cfg->pin_dir);
-	const char *what = name;
+	struct bpf_object *obj = open_skel(&dp->sk, id, cfg->pin_dir);
+	const char *what = obj_name(id);
 	int err;
 
 	if (!obj) {
@@ -167,13 +144,13 @@ int load_obj(struct lhd_datapath *dp, const void *elf, size_t elf_sz, const char
 		pr_warn("size maps of %s\n", what);
 		return EXIT_USAGE;
 	}
-	if (setup && setup(obj, cfg)) {
+	if (setup && setup(dp, cfg)) {
 		pr_warn("set up %s before load\n", what);
 		return EXIT_KERNEL;
 	}
 	if (dp->reused)
 		return reuse_progs(dp, obj, cfg->pin_dir) || reuse_maps(obj) ? EXIT_KERNEL : 0;
-	err = bpf_object__load(obj);
+	err = load_skel(&dp->sk, id);
 	if (err) {
 		pr_warn("load %s: %s (kernel too old or the verifier refused it; -v shows why)\n",
 			what, errstr(err));
@@ -189,6 +166,8 @@ int attach_xdp(struct lhd_datapath *dp, int prog_fd, const struct lh_iface *ifc,
 	enum lh_xdp_mode mode = cfg->xdp_mode;
 	int fd, err;
 
+	if (prog_fd < 0)
+		return -EINVAL; /* said by lhd_prog_fd() */
 	if (dp->adopted) {
 		fd = adopt_xdp(prog_fd, ifc, prog, cfg->pin_dir);
 		if (fd >= 0)
@@ -231,6 +210,8 @@ int attach_tc(struct lhd_datapath *dp, int prog_fd, const char *prog, int ifinde
 	struct lhd_tc *t;
 	int err, fd;
 
+	if (prog_fd < 0)
+		return -EINVAL; /* said by lhd_prog_fd() */
 	if (dp->nr_tc >= LHD_MAX_TC)
 		return -E2BIG;
 	t = &dp->tc[dp->nr_tc];
@@ -374,34 +355,6 @@ static void detach_tc(struct lhd_datapath *dp)
 	dp->nr_tc = 0;
 }
 
-int lhd_map_fd(const struct lhd_datapath *dp, const char *name)
-{
-	int i;
-
-	for (i = 0; i < dp->nr_objs; i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(dp->objs[i], name);
-
-		if (m)
-			return bpf_map__fd(m);
-	}
-	return -1;
-}
-
-int prog_fd(const struct lhd_datapath *dp, int obj, const char *name)
-{
-	struct bpf_program *p;
-	int i;
-
-	if (dp->reused) {
-		for (i = 0; i < dp->nr_progs; i++)
-			if (dp->progs[i].obj == obj && !strcmp(dp->progs[i].name, name))
-				return dp->progs[i].fd;
-		return -1;
-	}
-	p = bpf_object__find_program_by_name(dp->objs[obj], name);
-	return p ? bpf_program__fd(p) : -1;
-}
-
 static int load_mode_here(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
 	if (cfg->mode == MODE_OBSERVE)
@@ -538,8 +491,7 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bo
 		mark_agentless(dp);
 		keep_links(dp, cfg);
 		close_progs(dp);
-		for (i = dp->nr_objs - 1; i >= 0; i--)
-			bpf_object__close(dp->objs[i]);
+		destroy_skels(&dp->sk);
 		dp->nr_objs = 0;
 		pr_info("data path left running under %s for the next longhauld\n", cfg->pin_dir);
 		return;
@@ -554,11 +506,10 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bo
 	/* the program pins go with the data path (they would keep the programs loaded) */
 	if (dp->owner && !cfg->keep_pins)
 		unpin_progs(cfg->pin_dir, dp->build, true);
-	for (i = dp->nr_objs - 1; i >= 0; i--) {
-		/* a takeover that failed before attaching leaves the running agent's maps alone */
+	/* a takeover that failed before attaching leaves the running agent's maps alone */
+	for (i = dp->nr_objs - 1; i >= 0; i--)
 		if (!cfg->keep_pins && dp->owner)
 			bpf_object__unpin_maps(dp->objs[i], NULL);
-		bpf_object__close(dp->objs[i]);
-	}
+	destroy_skels(&dp->sk);
 	dp->nr_objs = 0;
 }

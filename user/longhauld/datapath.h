@@ -11,6 +11,40 @@
 
 struct bpf_object;
 struct bpf_link;
+struct bpf_map;
+struct bpf_program;
+/* the typed skeletons (bpftool gen skeleton: build/skel/NAME.skel.h) */
+struct wan_xdp_bpf;
+struct dc_xdp_bpf;
+struct dc_tc_bpf;
+struct wan_tc_bpf;
+struct observe_bpf;
+struct credit_tc_bpf;
+
+/* The BPF objects longhauld runs; a mode runs some of them (mode_objects) */
+enum lhd_obj {
+	LHD_OBJ_WAN_XDP, /* lr2: Depot and Sentry decisions on the WAN interfaces */
+	LHD_OBJ_DC_XDP, /* lr2: the Sentry on the DC interface */
+	LHD_OBJ_DC_TC, /* lr2: releases, replays, the agent's kick and commands */
+	LHD_OBJ_WAN_TC, /* lr2: the Sentry's re-sends on the WAN interfaces */
+	LHD_OBJ_OBSERVE, /* observe: parse, count, pass */
+	LHD_OBJ_CREDIT_TC, /* credit: a hop of credit-based flow control */
+	LHD_OBJ_NR,
+};
+
+/*
+ * The skeletons of the running mode's objects, NULL where the mode has none:
+ * its programs and maps are reached as skel->progs.NAME and skel->maps.NAME.
+ * The LR2 objects share their maps (pinned by name): dc_tc holds them all.
+ */
+struct lhd_skels {
+	struct wan_xdp_bpf *wan_xdp;
+	struct dc_xdp_bpf *dc_xdp;
+	struct dc_tc_bpf *dc_tc;
+	struct wan_tc_bpf *wan_tc;
+	struct observe_bpf *observe;
+	struct credit_tc_bpf *credit_tc;
+};
 
 #define LHD_MAX_OBJS 4
 /* programs of all objects of a mode (LR2: 7) */
@@ -39,6 +73,8 @@ struct lhd_tc {
 };
 
 struct lhd_datapath {
+	struct lhd_skels sk;
+	/* the objects of sk, in load order, for what is done to each alike (pins, sizes) */
 	struct bpf_object *objs[LHD_MAX_OBJS];
 	int nr_objs;
 	/* bpf_link fds of the XDP programs (DC, then each WAN), -1 when none */
@@ -56,7 +92,6 @@ struct lhd_datapath {
 	uint64_t build; /* this build's id (the objects' ELF bytes hashed) */
 	int nr_progs;
 	struct {
-		int obj;
 		char name[64];
 		int fd;
 	} progs[LHD_MAX_PROGS];
@@ -123,8 +158,16 @@ void lhd_datapath_down(struct lhd_datapath *dp, const struct lhd_config *cfg, bo
  * no load of its own
  */
 bool lhd_datapath_same_build(const struct lhd_config *cfg);
-/* fd of a map by name, -1 when the data path has none */
-int lhd_map_fd(const struct lhd_datapath *dp, const char *name);
+/*
+ * fd of a program of dp's skeletons (dp->sk.dc_tc->progs.lh_dc_kick): loaded,
+ * or reused from its pin; -1 (said) when it has none
+ */
+int lhd_prog_fd(const struct lhd_datapath *dp, const struct bpf_program *prog);
+/* fd of a map of dp's skeletons (dp->sk.dc_tc->maps.lh_events); -1 (said) when none */
+int lhd_map_fd(const struct bpf_map *map);
+/* lh_stats and lh_config of whichever objects the mode runs (lh_config: lr2 only, else NULL) */
+struct bpf_map *lhd_stats_map(const struct lhd_datapath *dp);
+struct bpf_map *lhd_config_map(const struct lhd_datapath *dp);
 /*
  * lh_config.resend_guard_ms of a round trip of rtt_us (at least --wan-rtt),
  * in whole ms + 1: what the programs take for a copy still in flight

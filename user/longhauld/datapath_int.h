@@ -12,24 +12,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <bpf/libbpf.h>
+
 #include "datapath.h"
 
 struct bpf_object;
 struct lh_iface;
 
+/* fd of a map a mode may not have (NULL: -1, said by nobody) */
+static inline int fd_if_any(const struct bpf_map *m)
+{
+	return m ? bpf_map__fd(m) : -1;
+}
+
 /* datapath.c */
-struct bpf_object *open_obj(const void *elf, size_t elf_sz, const char *name,
-			    const char *pin_dir);
 const char *errstr(int err);
-void keep_opened(const void *elf, struct bpf_object *obj);
-void close_opened(void);
-int load_obj(struct lhd_datapath *dp, const void *elf, size_t elf_sz, const char *name,
-	     const struct lhd_config *cfg, int (*setup)(struct bpf_object *, const struct lhd_config *));
+int load_obj(struct lhd_datapath *dp, enum lhd_obj id, const struct lhd_config *cfg,
+	     int (*setup)(struct lhd_datapath *, const struct lhd_config *));
 int attach_xdp(struct lhd_datapath *dp, int prog_fd, const struct lh_iface *ifc,
 	       const char *role, const char *prog, const struct lhd_config *cfg);
 int attach_tc(struct lhd_datapath *dp, int prog_fd, const char *prog, int ifindex,
 	      const char *ifname, bool ingress, bool first, const char *pin_dir);
-int prog_fd(const struct lhd_datapath *dp, int obj, const char *name);
 
 /* datapath_modes.c */
 int load_observe(struct lhd_datapath *dp, const struct lhd_config *cfg);
@@ -39,7 +42,21 @@ int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg);
 int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg);
 int load_credit(struct lhd_datapath *dp, const struct lhd_config *cfg);
 int attach_credit(struct lhd_datapath *dp, const struct lhd_config *cfg);
-int mode_objects(enum lh_mode mode, const void **elf, size_t *sz, const char **name);
+
+/* datapath_skel.c */
+int mode_objects(enum lh_mode mode, enum lhd_obj *ids);
+const char *obj_name(enum lhd_obj id);
+const void *obj_elf(enum lhd_obj id, size_t *sz);
+struct bpf_object *skel_obj(const struct lhd_skels *sk, enum lhd_obj id);
+/* open id's skeleton into sk (or take the one a look opened); its object, NULL on error */
+struct bpf_object *open_skel(struct lhd_skels *sk, enum lhd_obj id, const char *pin_dir);
+/* open id's skeleton for a look before the load, which takes it (close_opened() if not) */
+struct bpf_object *open_for_look(enum lhd_obj id, const char *pin_dir);
+int load_skel(struct lhd_skels *sk, enum lhd_obj id);
+void destroy_skels(struct lhd_skels *sk);
+void close_opened(void);
+/* the config option a pinned map's size comes from (&cfg->max_qps ...), NULL none */
+uint32_t *sized_by(struct lhd_config *cfg, const char *map, const char **opt);
 
 /* datapath_kept.c */
 int reuse_progs(struct lhd_datapath *dp, struct bpf_object *obj, const char *pin_dir);

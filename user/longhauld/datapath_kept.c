@@ -22,19 +22,14 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "credit_tc.skel.h"
 #include "datapath.h"
 #include "datapath_int.h"
 #include "dc_tc.skel.h"
-#include "dc_xdp.skel.h"
-#include "gateway.skel.h"
 #include "lh_credit.h"
 #include "lh_stats.h"
 #include "lh_maps.h"
 #include "lh_siphash.h"
 #include "log.h"
-#include "wan_tc.skel.h"
-#include "wan_xdp.skel.h"
 
 /*
  * Where a data path's program is pinned while it runs and when it is kept:
@@ -66,7 +61,6 @@ int reuse_progs(struct lhd_datapath *dp, struct bpf_object *obj, const char *pin
 				close(fd);
 			return -1;
 		}
-		dp->progs[dp->nr_progs].obj = dp->nr_objs - 1;
 		snprintf(dp->progs[dp->nr_progs].name, sizeof(dp->progs[0].name), "%s",
 			 bpf_program__name(p));
 		dp->progs[dp->nr_progs++].fd = fd;
@@ -154,10 +148,10 @@ int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config 
 	struct lh_pair_guard g = { 0 };
 	uint32_t zero = 0;
 	uint64_t until = lh_now_ns() + 4000ull * cfg->wan_rtt_us + 100000000ull;
-	int fd = lhd_map_fd(dp, "lh_pair_guard");
+	int fd = dp->sk.dc_tc ? lhd_map_fd(dp->sk.dc_tc->maps.lh_pair_guard) : -1;
 
 	if (fd < 0 || (dp->adopted && !dp->stale))
-		return 0;
+		return 0; /* LR2's only */
 	/* what the programs wrote meanwhile stays */
 	if (bpf_map_lookup_elem(fd, &zero, &g))
 		memset(&g, 0, sizeof(g));
@@ -173,7 +167,7 @@ int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config 
 /* agentless_pass of a data path, summed over the CPUs (UINT64_MAX: unreadable) */
 static uint64_t agentless_passed(struct lhd_datapath *dp)
 {
-	int fd = lhd_map_fd(dp, "lh_stats"), n = libbpf_num_possible_cpus(), i;
+	int fd = fd_if_any(lhd_stats_map(dp)), n = libbpf_num_possible_cpus(), i;
 	struct lh_stats *per;
 	uint64_t sum = 0;
 	uint32_t zero = 0;
@@ -200,7 +194,7 @@ static uint64_t agentless_passed(struct lhd_datapath *dp)
  */
 bool kept_passed(struct lhd_datapath *dp, uint64_t *before)
 {
-	int fd = lhd_map_fd(dp, "lh_config");
+	int fd = fd_if_any(lhd_config_map(dp));
 	struct lh_config c;
 	uint32_t zero = 0;
 	int64_t alone_ns;
@@ -266,23 +260,22 @@ int kept_links(const char *pin_dir, bool unpin)
  */
 uint64_t build_id(const struct lhd_config *cfg)
 {
-	const void *elf[LHD_MAX_OBJS];
-	const char *name[LHD_MAX_OBJS];
-	size_t sz[LHD_MAX_OBJS], j;
-	int i, n = mode_objects(cfg->mode, elf, sz, name);
+	enum lhd_obj ids[LHD_MAX_OBJS];
+	int i, n = mode_objects(cfg->mode, ids);
 	uint64_t h = 0xcbf29ce484222325ull, w;
+	size_t sz, j;
 
 	for (i = 0; i < n; i++) {
-		const uint8_t *b = elf[i];
+		const uint8_t *b = obj_elf(ids[i], &sz);
 
-		for (j = 0; j < sz[i]; j += sizeof(w)) {
+		for (j = 0; j < sz; j += sizeof(w)) {
 			w = 0;
-			memcpy(&w, b + j, sz[i] - j < sizeof(w) ? sz[i] - j : sizeof(w));
+			memcpy(&w, b + j, sz - j < sizeof(w) ? sz - j : sizeof(w));
 			h ^= w;
 			h *= 0x100000001b3ull;
 			h ^= h >> 29;
 		}
-		h ^= sz[i];
+		h ^= sz;
 		h *= 0x100000001b3ull;
 	}
 	h ^= (uint64_t)cfg->mode << 8 | (cfg->mode == MODE_OBSERVE && cfg->verify_icrc);
@@ -293,15 +286,13 @@ uint64_t build_id(const struct lhd_config *cfg)
 /* Whether every program of cfg's mode has a pin of build under cfg->pin_dir */
 bool same_build(const struct lhd_config *cfg, uint64_t build)
 {
-	const void *elf[LHD_MAX_OBJS];
-	const char *name[LHD_MAX_OBJS];
+	enum lhd_obj ids[LHD_MAX_OBJS];
 	char path[PIN_DIR_MAX + 96];
-	size_t sz[LHD_MAX_OBJS];
-	int i, n = mode_objects(cfg->mode, elf, sz, name);
+	int i, n = mode_objects(cfg->mode, ids);
 	bool all = n > 0;
 
 	for (i = 0; i < n && all; i++) {
-		struct bpf_object *obj = open_obj(elf[i], sz[i], name[i], cfg->pin_dir);
+		struct bpf_object *obj = open_for_look(ids[i], cfg->pin_dir);
 		struct bpf_program *p;
 
 		if (!obj)
@@ -313,7 +304,6 @@ bool same_build(const struct lhd_config *cfg, uint64_t build)
 				break;
 			}
 		}
-		keep_opened(elf[i], obj);
 	}
 	return all;
 }
@@ -402,39 +392,16 @@ static bool pinned_map_fits(struct bpf_map *m, const char *pin_dir, uint32_t *en
 	return fits;
 }
 
-/* What cfg sizes a map, adopted from the kept one: the config's field, or NULL */
-static uint32_t *sized_by(struct lhd_config *cfg, const char *map, const char **opt)
-{
-	if (!strcmp(map, "lh_qp") || !strcmp(map, "lh_cr_flow")) {
-		*opt = "max-qps";
-		return &cfg->max_qps;
-	}
-	if (!strcmp(map, "lh_hostpair")) {
-		*opt = "max-hostpairs";
-		return &cfg->max_hostpairs;
-	}
-	if (!strcmp(map, "lh_ring")) {
-		*opt = "rings";
-		return &cfg->rings;
-	}
-	if (!strcmp(map, "lh_pool")) {
-		*opt = "pool-slots";
-		return &cfg->pool_slots;
-	}
-	return NULL;
-}
-
 /* Every pinned map of the mode's objects fits (sizes adopted into cfg) */
 bool lhd_datapath_maps_fit(struct lhd_config *cfg)
 {
-	const void *elf[LHD_MAX_OBJS];
-	const char *name[LHD_MAX_OBJS], *opt;
-	size_t sz[LHD_MAX_OBJS];
-	int i, n = mode_objects(cfg->mode, elf, sz, name);
+	enum lhd_obj ids[LHD_MAX_OBJS];
+	int i, n = mode_objects(cfg->mode, ids);
+	const char *opt;
 	bool fits = true;
 
 	for (i = 0; i < n && fits; i++) {
-		struct bpf_object *obj = open_obj(elf[i], sz[i], name[i], cfg->pin_dir);
+		struct bpf_object *obj = open_for_look(ids[i], cfg->pin_dir);
 		struct bpf_map *m;
 
 		if (!obj) {
@@ -458,7 +425,6 @@ bool lhd_datapath_maps_fit(struct lhd_config *cfg)
 				*field = entries;
 			}
 		}
-		keep_opened(elf[i], obj);
 	}
 	if (!fits)
 		close_opened();
@@ -517,7 +483,7 @@ int lhd_datapath_probe_kept(struct lhd_config *cfg)
 /* From now on the data path runs without an agent (lh_config, LR2 only) */
 void mark_agentless(struct lhd_datapath *dp)
 {
-	int fd = lhd_map_fd(dp, "lh_config");
+	int fd = fd_if_any(lhd_config_map(dp));
 	struct lh_config c;
 	uint32_t zero = 0;
 
@@ -540,7 +506,7 @@ void keep_links(struct lhd_datapath *dp, const struct lhd_config *cfg)
 
 	for (i = 0; i < 1 + LHD_MAX_WAN; i++) {
 		const struct lh_iface *ifc = i ? &cfg->wan[i - 1] : &cfg->dc;
-		const char *prog = cfg->mode == MODE_OBSERVE ? "lh_gateway" :
+		const char *prog = cfg->mode == MODE_OBSERVE ? "lh_observe" :
 				   i			 ? "lh_wan_xdp" :
 							   "lh_dc_xdp";
 

@@ -26,7 +26,7 @@
 #include "datapath_int.h"
 #include "dc_tc.skel.h"
 #include "dc_xdp.skel.h"
-#include "gateway.skel.h"
+#include "observe.skel.h"
 #include "lh_credit.h"
 #include "lh_stats.h"
 #include "lh_maps.h"
@@ -35,8 +35,10 @@
 #include "wan_tc.skel.h"
 #include "wan_xdp.skel.h"
 
-static int fill_queue(int fd, uint32_t n, const char *name)
+static int fill_queue(const struct bpf_map *m, uint32_t n)
 {
+	const char *name = bpf_map__name(m);
+	int fd = lhd_map_fd(m);
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
@@ -59,8 +61,10 @@ static int fill_queue(int fd, uint32_t n, const char *name)
  * PREFAULT_BATCH elements; a failure only costs that warm-up.
  */
 #define PREFAULT_BATCH 64
-static void prefault_array(int fd, const char *name)
+static void prefault_array(const struct bpf_map *m)
 {
+	const char *name = bpf_map__name(m);
+	int fd = bpf_map__fd(m);
 	struct bpf_map_info info = { 0 };
 	uint32_t len = sizeof(info), i, n, keys[PREFAULT_BATCH];
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
@@ -86,73 +90,31 @@ static void prefault_array(int fd, const char *name)
 	free(zero);
 }
 
-/*
- * Set the one-byte const volatile variable var of obj's .rodata before load:
- * its offset comes from the object's BTF (the section holds the CRC tables
- * too, in whatever order the compiler chose).
- */
-static int set_rodata_u8(struct bpf_object *obj, const char *var, __u8 value)
+/* Before the load: what observe mode's program checks (its .rodata) */
+static int setup_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
-	const struct btf_var_secinfo *vs;
-	const struct btf_type *sec;
-	struct bpf_map *m = NULL, *it;
-	struct btf *btf = bpf_object__btf(obj);
-	size_t sz = 0;
-	__u8 *v;
-	int id, i;
-
-	bpf_object__for_each_map(it, obj)
-		if (strstr(bpf_map__name(it), ".rodata"))
-			m = it;
-	if (!m || !btf)
-		return -ENOENT;
-	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
-	if (id < 0)
-		return -ENOENT;
-	sec = btf__type_by_id(btf, (__u32)id);
-	v = bpf_map__initial_value(m, &sz);
-	if (!sec || !v)
-		return -EINVAL;
-	vs = btf_var_secinfos(sec);
-	for (i = 0; i < btf_vlen(sec); i++, vs++) {
-		const struct btf_type *t = btf__type_by_id(btf, vs->type);
-
-		if (t && !strcmp(btf__name_by_offset(btf, t->name_off), var)) {
-			if (vs->size != 1 || vs->offset >= sz)
-				return -EINVAL;
-			v[vs->offset] = value;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-static int setup_gateway(struct bpf_object *obj, const struct lhd_config *cfg)
-{
-	return set_rodata_u8(obj, "lh_verify_icrc", cfg->verify_icrc ? 1 : 0);
+	dp->sk.observe->rodata->lh_verify_icrc = cfg->verify_icrc ? 1 : 0;
+	return 0;
 }
 
 int load_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
-	const void *elf;
-	size_t sz;
-
-	elf = gateway_bpf__elf_bytes(&sz);
-	return load_obj(dp, elf, sz, "gateway", cfg, setup_gateway);
+	return load_obj(dp, LHD_OBJ_OBSERVE, cfg, setup_observe);
 }
 
 int attach_observe(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
-	int fd, i;
+	int fd, i, prog = lhd_prog_fd(dp, dp->sk.observe->progs.lh_observe);
 
+	if (prog < 0)
+		return EXIT_KERNEL;
 	/* the DC interface (when given), then each WAN interface */
 	for (i = 0; i <= cfg->n_wan; i++) {
 		const struct lh_iface *ifc = i ? &cfg->wan[i - 1] : &cfg->dc;
 
 		if (!ifc->ifindex)
 			continue;
-		fd = attach_xdp(dp, prog_fd(dp, 0, "lh_gateway"), ifc, i ? "wan" : "dc", "lh_gateway",
-				cfg);
+		fd = attach_xdp(dp, prog, ifc, i ? "wan" : "dc", "lh_observe", cfg);
 		if (fd < 0)
 			return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 		dp->xdp_links[i] = fd;
@@ -206,7 +168,7 @@ static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cf
 
 	if (cfg->report_key_set)
 		lh_sip_key(cfg->report_key, bc.report_key);
-	if (bpf_map_update_elem(lhd_map_fd(dp, "lh_config"), &zero, &bc, BPF_ANY)) {
+	if (bpf_map_update_elem(lhd_map_fd(dp->sk.dc_tc->maps.lh_config), &zero, &bc, BPF_ANY)) {
 		pr_warn("write lh_config: %s\n", strerror(errno));
 		return EXIT_KERNEL;
 	}
@@ -216,7 +178,7 @@ static int write_lr2_config(struct lhd_datapath *dp, const struct lhd_config *cf
 /* lh_peer as --peer says (an adopted one is emptied first: the config may have changed) */
 static int fill_peers(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
-	int fd = lhd_map_fd(dp, "lh_peer"), i;
+	int fd = lhd_map_fd(dp->sk.dc_tc->maps.lh_peer), i;
 	struct lh_peer_key k, next;
 	uint32_t one = 1;
 
@@ -236,41 +198,30 @@ static int fill_peers(struct lhd_datapath *dp, const struct lhd_config *cfg)
 
 int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
-	const void *elf;
-	size_t sz;
+	static const enum lhd_obj objs[] = { LHD_OBJ_WAN_XDP, LHD_OBJ_DC_XDP, LHD_OBJ_DC_TC,
+					     LHD_OBJ_WAN_TC };
+	size_t i;
 	int rc;
 
-	elf = wan_xdp_bpf__elf_bytes(&sz);
-	rc = load_obj(dp, elf, sz, "wan_xdp", cfg, NULL);
-	if (!rc) {
-		elf = dc_xdp_bpf__elf_bytes(&sz);
-		rc = load_obj(dp, elf, sz, "dc_xdp", cfg, NULL);
+	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		rc = load_obj(dp, objs[i], cfg, NULL);
+		if (rc)
+			return rc;
 	}
-	if (!rc) {
-		elf = dc_tc_bpf__elf_bytes(&sz);
-		rc = load_obj(dp, elf, sz, "dc_tc", cfg, NULL);
-	}
-	if (!rc) {
-		elf = wan_tc_bpf__elf_bytes(&sz);
-		rc = load_obj(dp, elf, sz, "wan_tc", cfg, NULL);
-	}
-	if (rc)
-		return rc;
-
 	/* adopted: the free lists are the kept ones, every slot and ring either in them or in use */
 	if (!dp->adopted) {
-		if (fill_queue(lhd_map_fd(dp, "lh_pool_free"), cfg->pool_slots, "lh_pool_free") ||
-		    fill_queue(lhd_map_fd(dp, "lh_ring_free"), cfg->rings, "lh_ring_free"))
+		if (fill_queue(dp->sk.dc_tc->maps.lh_pool_free, cfg->pool_slots) ||
+		    fill_queue(dp->sk.dc_tc->maps.lh_ring_free, cfg->rings))
 			return EXIT_KERNEL;
-		prefault_array(lhd_map_fd(dp, "lh_pool"), "lh_pool");
-		prefault_array(lhd_map_fd(dp, "lh_ring"), "lh_ring");
+		prefault_array(dp->sk.dc_tc->maps.lh_pool);
+		prefault_array(dp->sk.dc_tc->maps.lh_ring);
 	}
 	/* the config is attach_lr2()'s to write */
 	if (fill_peers(dp, cfg))
 		return EXIT_KERNEL;
-	dp->kick_fd = prog_fd(dp, 2, "lh_dc_kick");
-	dp->cmd_fd = prog_fd(dp, 2, "lh_dc_cmd");
-	return 0;
+	dp->kick_fd = lhd_prog_fd(dp, dp->sk.dc_tc->progs.lh_dc_kick);
+	dp->cmd_fd = lhd_prog_fd(dp, dp->sk.dc_tc->progs.lh_dc_cmd);
+	return dp->kick_fd < 0 || dp->cmd_fd < 0 ? EXIT_KERNEL : 0;
 }
 
 int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
@@ -295,26 +246,26 @@ int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	if (lhd_datapath_relearn(dp, cfg))
 		return EXIT_KERNEL;
 
-	fd = attach_xdp(dp, prog_fd(dp, 1, "lh_dc_xdp"), &cfg->dc, "dc", "lh_dc_xdp", cfg);
+	fd = attach_xdp(dp, lhd_prog_fd(dp, dp->sk.dc_xdp->progs.lh_dc_xdp), &cfg->dc, "dc", "lh_dc_xdp", cfg);
 	if (fd < 0)
 		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 	dp->xdp_links[0] = fd;
 	/* every WAN interface the same: the programs find a QP by its key, whichever path */
 	for (i = 0; i < cfg->n_wan; i++) {
-		fd = attach_xdp(dp, prog_fd(dp, 0, "lh_wan_xdp"), &cfg->wan[i], "wan", "lh_wan_xdp",
+		fd = attach_xdp(dp, lhd_prog_fd(dp, dp->sk.wan_xdp->progs.lh_wan_xdp), &cfg->wan[i], "wan", "lh_wan_xdp",
 				cfg);
 		if (fd < 0)
 			return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 		dp->xdp_links[1 + i] = fd;
 	}
 	dp->tc_prio = LHD_TC_PRIO_LR2;
-	if (attach_tc(dp, prog_fd(dp, 2, "lh_dc_in"), "lh_dc_in", cfg->dc.ifindex, cfg->dc.name,
+	if (attach_tc(dp, lhd_prog_fd(dp, dp->sk.dc_tc->progs.lh_dc_in), "lh_dc_in", cfg->dc.ifindex, cfg->dc.name,
 		      true, true, cfg->pin_dir) ||
-	    attach_tc(dp, prog_fd(dp, 2, "lh_dc_out"), "lh_dc_out", cfg->dc.ifindex,
+	    attach_tc(dp, lhd_prog_fd(dp, dp->sk.dc_tc->progs.lh_dc_out), "lh_dc_out", cfg->dc.ifindex,
 		      cfg->dc.name, false, true, cfg->pin_dir))
 		return EXIT_KERNEL;
 	for (i = 0; i < cfg->n_wan; i++)
-		if (attach_tc(dp, prog_fd(dp, 3, "lh_wan_in"), "lh_wan_in", cfg->wan[i].ifindex,
+		if (attach_tc(dp, lhd_prog_fd(dp, dp->sk.wan_tc->progs.lh_wan_in), "lh_wan_in", cfg->wan[i].ifindex,
 			      cfg->wan[i].name, true, true, cfg->pin_dir))
 			return EXIT_KERNEL;
 	return 0;
@@ -332,15 +283,13 @@ int load_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		.hold_cap = cfg->cr_buffer,
 	};
 	uint32_t zero = 0;
-	const void *elf;
-	size_t sz;
 	int rc;
 
-	elf = credit_tc_bpf__elf_bytes(&sz);
-	rc = load_obj(dp, elf, sz, "credit_tc", cfg, NULL);
+	rc = load_obj(dp, LHD_OBJ_CREDIT_TC, cfg, NULL);
 	if (rc)
 		return rc;
-	if (bpf_map_update_elem(lhd_map_fd(dp, "lh_cr_config"), &zero, &cc, BPF_ANY)) {
+	if (bpf_map_update_elem(lhd_map_fd(dp->sk.credit_tc->maps.lh_cr_config), &zero, &cc,
+				BPF_ANY)) {
 		pr_warn("write lh_cr_config: %s\n", strerror(errno));
 		return EXIT_KERNEL;
 	}
@@ -360,7 +309,7 @@ int attach_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 		if (j == n)
 			ifs[n++] = &cfg->cr_routes[i].ifc;
 	}
-	prog = prog_fd(dp, 0, "lh_cr_out");
+	prog = lhd_prog_fd(dp, dp->sk.credit_tc->progs.lh_cr_out);
 	/* last on each egress: after an LR2 agent's lh_dc_out on the same DC interface */
 	dp->tc_prio = LHD_TC_PRIO_CREDIT;
 	for (i = 0; i < n; i++)
@@ -368,34 +317,4 @@ int attach_credit(struct lhd_datapath *dp, const struct lhd_config *cfg)
 			      cfg->pin_dir))
 			return EXIT_KERNEL;
 	return 0;
-}
-
-/* The objects of a mode, as their skeletons carry them */
-int mode_objects(enum lh_mode mode, const void **elf, size_t *sz, const char **name)
-{
-	int n = 0;
-
-	if (mode == MODE_OBSERVE) {
-		name[n] = "gateway";
-		elf[n] = gateway_bpf__elf_bytes(&sz[n]);
-		n++;
-	} else if (mode == MODE_CREDIT) {
-		name[n] = "credit_tc";
-		elf[n] = credit_tc_bpf__elf_bytes(&sz[n]);
-		n++;
-	} else {
-		name[n] = "wan_xdp";
-		elf[n] = wan_xdp_bpf__elf_bytes(&sz[n]);
-		n++;
-		name[n] = "dc_xdp";
-		elf[n] = dc_xdp_bpf__elf_bytes(&sz[n]);
-		n++;
-		name[n] = "dc_tc";
-		elf[n] = dc_tc_bpf__elf_bytes(&sz[n]);
-		n++;
-		name[n] = "wan_tc";
-		elf[n] = wan_tc_bpf__elf_bytes(&sz[n]);
-		n++;
-	}
-	return n;
 }

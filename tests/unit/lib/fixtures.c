@@ -127,7 +127,7 @@ void fx_fix_lengths(struct fx_pkt *p, size_t len)
 		put16(p->b + p->udp_off + 4, (uint16_t)(len - p->udp_off));
 }
 
-void fx_expect_gateway(struct lh_fixture *f, const char *reason_field, const char *opcode_field)
+void fx_expect_observe(struct lh_fixture *f, const char *reason_field, const char *opcode_field)
 {
 	static char bufs[64][64];
 	static int next;

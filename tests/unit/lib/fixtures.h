@@ -44,7 +44,7 @@ void fx_ipv4_add_options(struct fx_pkt *p, int words);
 void fx_fix_lengths(struct fx_pkt *p, size_t len);
 
 /* Fill the fixture's counter deltas for a gateway verdict on p's bytes */
-void fx_expect_gateway(struct lh_fixture *f, const char *reason_field, const char *opcode_field);
+void fx_expect_observe(struct lh_fixture *f, const char *reason_field, const char *opcode_field);
 
 /* A random well-formed RoCEv2 packet (family, VLANs, opcode, sizes from rnd) */
 void fx_random_roce(struct fx_pkt *p, unsigned int *seed, size_t max_payload);

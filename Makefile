@@ -36,9 +36,12 @@ LIBBPF_LIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null),-lbpf)
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
+# json-c: longhauld's lock file (user/lib/lockfile.c, which includes <json-c/json.h>: its
+# pkg-config -I would put json-c's json.h before user/lib's)
+JSONC_LIBS := $(or $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null),-ljson-c)
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-Iinclude -Iuser/lib -I$(O)/gen -I$(O)/skel $(LIBBPF_CFLAGS)
-LDLIBS := $(LIBBPF_LIBS) -lelf -lz -lpthread -lm
+LDLIBS := $(LIBBPF_LIBS) $(JSONC_LIBS) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -MMD -MP \
 	-Ivmlinux -Iinclude -Ibpf -I$(O)/gen $(LIBBPF_CFLAGS)
 # TRACE=1: the Sentry's decisions to the trace buffer (bpf/lib/common.h lh_trace);

@@ -22,7 +22,7 @@ command -v apt-get >/dev/null || die "apt-get not found: longhaul's deps script 
 # cpio, xz-utils and binutils (readelf) build and boot the rxe guests of tests/interop.
 MAIN_PKGS=(
 	make gcc clang-19 llvm-19 lld-19 pkg-config
-	libelf-dev zlib1g-dev libzstd-dev libcap-dev
+	libelf-dev zlib1g-dev libzstd-dev libcap-dev libjson-c-dev
 	iproute2 nftables ethtool iputils-ping kmod procps psmisc util-linux
 	bats jq tshark tcpdump python3 python3-scapy
 	clang-format clang-tidy cppcheck

@@ -116,8 +116,8 @@ static struct lhd_skels opened;
 
 struct bpf_object *open_skel(struct lhd_skels *into, enum lhd_obj id, const char *pin_dir)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = pin_dir,
-		    .object_name = skel_ops[id].name);
+	/* the skeleton's own object name: its internal maps (.rodata) are named after it */
+	LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = pin_dir);
 	const struct skel_ops *op = &skel_ops[id];
 
 	if (op->obj(into))

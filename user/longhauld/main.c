@@ -24,6 +24,7 @@
 #include "config.h"
 #include "credit.h"
 #include "datapath.h"
+#include "lockfile.h"
 #include "log.h"
 
 #define BPF_FS_MAGIC_NUM 0xcafe4a11
@@ -84,22 +85,6 @@ static const char *mode_name(enum lh_mode m)
 	return m == MODE_LR2 ? "lr2" : m == MODE_CREDIT ? "credit" : "observe";
 }
 
-/*
- * The lock file's "wan" is the first WAN interface (what one-interface
- * readers had), "wans" all of them in --wan order: ["wan1","wan2"].
- */
-static void wan_list_json(const struct lhd_config *cfg, char *buf, size_t size)
-{
-	size_t n = 0;
-	int i;
-
-	n += (size_t)snprintf(buf + n, size - n, "[");
-	for (i = 0; i < cfg->n_wan && n < size; i++)
-		n += (size_t)snprintf(buf + n, size - n, "%s\"%s\"", i ? "," : "", cfg->wan[i].name);
-	if (n < size)
-		snprintf(buf + n, size - n, "]");
-}
-
 static int take_lock(const struct lhd_config *cfg)
 {
 	struct stat a, b;
@@ -127,40 +112,50 @@ static int take_lock(const struct lhd_config *cfg)
 	return fd;
 }
 
-/* What the lock file says of its holder, once the map sizes are known */
-static void write_lock_info(int fd, const struct lhd_config *cfg)
+static const char *roles_name(const struct lhd_config *cfg)
 {
-	char wans[LHD_MAX_WAN * (IF_NAMESIZE + 3) + 3];
-
-	wan_list_json(cfg, wans, sizeof(wans));
-	if (!ftruncate(fd, 0))
-		dprintf(fd,
-			"{\"pid\":%d,\"mode\":\"%s\",\"roles\":\"%s\",\"dc\":\"%s\",\"wan\":\"%s\","
-			"\"wans\":%s,\"pin_dir\":\"%s\","
-			"\"started\":%lld,\"pool_slots\":%u,\"max_qps\":%u,\"rings\":%u,"
-			"\"wan_rtt_us\":%u,\"nack_timeout_us\":%u}\n",
-			getpid(), mode_name(cfg->mode),
-			cfg->mode != MODE_LR2 ? "" :
-			cfg->depot && cfg->sentry ? "depot,sentry" : cfg->depot ? "depot" : "sentry",
-			cfg->dc.name, cfg->n_wan ? cfg->wan[0].name : "", wans, cfg->pin_dir,
-			(long long)time(NULL), cfg->pool_slots, cfg->max_qps, cfg->rings,
-			cfg->wan_rtt_us, cfg->nack_timeout_us);
+	if (cfg->mode != MODE_LR2)
+		return "";
+	return cfg->depot && cfg->sentry ? "depot,sentry" : cfg->depot ? "depot" : "sentry";
 }
 
-/* The pid the lock file names (its holder), 0 when it names none */
-static int lock_holder_pid(void)
+/*
+ * What the lock file says of its holder, once the map sizes are known. Its
+ * "wan" is the first WAN interface (what one-interface readers had), "wans"
+ * all of them in --wan order.
+ */
+static void write_lock_info(int fd, const struct lhd_config *cfg)
 {
-	char buf[256] = "";
-	const char *p;
-	FILE *f = fopen(lock_path, "r");
-	int pid = 0;
+	struct json_object *o = json_object_new_object(), *wans = json_object_new_array();
+	int i, err;
 
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strstr(buf, "\"pid\":")))
-		pid = atoi(p + 6);
-	fclose(f);
-	return pid > 0 ? pid : 0;
+	for (i = 0; wans && i < cfg->n_wan; i++)
+		json_object_array_add(wans, json_object_new_string(cfg->wan[i].name));
+	if (!o || !wans) {
+		json_object_put(o);
+		json_object_put(wans);
+		pr_warn("lock file %s: out of memory (longhaul status cannot tell this agent)\n",
+			lock_path);
+		return;
+	}
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "mode", json_object_new_string(mode_name(cfg->mode)));
+	json_object_object_add(o, "roles", json_object_new_string(roles_name(cfg)));
+	json_object_object_add(o, "dc", json_object_new_string(cfg->dc.name));
+	json_object_object_add(o, "wan", json_object_new_string(cfg->n_wan ? cfg->wan[0].name : ""));
+	json_object_object_add(o, "wans", wans);
+	json_object_object_add(o, "pin_dir", json_object_new_string(cfg->pin_dir));
+	json_object_object_add(o, "started", json_object_new_int64((int64_t)time(NULL)));
+	json_object_object_add(o, "pool_slots", json_object_new_int64(cfg->pool_slots));
+	json_object_object_add(o, "max_qps", json_object_new_int64(cfg->max_qps));
+	json_object_object_add(o, "rings", json_object_new_int64(cfg->rings));
+	json_object_object_add(o, "wan_rtt_us", json_object_new_int64(cfg->wan_rtt_us));
+	json_object_object_add(o, "nack_timeout_us", json_object_new_int64(cfg->nack_timeout_us));
+	err = lh_lockfile_write(fd, o);
+	if (err)
+		pr_warn("lock file %s: %s (longhaul status cannot tell this agent)\n", lock_path,
+			strerror(-err));
+	json_object_put(o);
 }
 
 /*
@@ -174,7 +169,7 @@ static int lock_holder_pid(void)
  */
 static int take_over(struct lhd_config *cfg, struct lhd_datapath *dp, bool *loaded)
 {
-	int pid = lock_holder_pid(), fd = -EBUSY, rc, i;
+	int pid = lh_lockfile_pid(lock_path), fd = -EBUSY, rc, i;
 	bool same;
 
 	if (!pid) {

@@ -249,7 +249,7 @@ static void set_sysctl(const char *iface, const char *key, const char *want, con
 	if (!fgets(cur, sizeof(cur), f))
 		cur[0] = 0;
 	fclose(f);
-	if (strncmp(cur, bad, strlen(bad)))
+	if (strncmp(cur, bad, strlen(bad)) != 0)
 		return;
 	f = fopen(path, "w");
 	if (f) {

@@ -107,8 +107,8 @@ _Static_assert(sizeof(struct lh_qp_key) == 36, "lh_qp_key is 36 bytes");
  * watchdog gave a recovery up. The next PSN beyond s.next is taken as sent
  * (s.next moves there), not as a gap inside the sender DC: a Sentry-NACK from
  * the s.una of before would be older than what the NIC was told, which it
- * ignores, and the filter would drop its resends until it gives up (a QP
- * error in a soak of restarts at 01975f9).
+ * ignores, and the filter would drop its resends until it gives up: a QP
+ * error.
  */
 #define LH_QPF_S_JUMP 0x40000
 /*

@@ -31,8 +31,8 @@
  * QP's round-trip timeouts (as the Sentry measures them) when that is longer.
  * A receiver slowed down by load answers everything late, recoveries too:
  * given up after a fixed time, each would let the NIC's whole go-back-N
- * replay through as duplicates and slow it down further (64 QPs on 2 cores:
- * 1428 watchdogs and 2045 NIC timeouts in a run that collapsed).
+ * replay through as duplicates and slow it down further, until every QP
+ * times out (64 QPs on 2 cores give up recoveries by the thousand).
  */
 #define LH_WATCHDOG_RTOS 4
 /*

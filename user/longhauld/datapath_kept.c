@@ -139,9 +139,9 @@ int adopt_xdp(int prog_fd, const struct lh_iface *ifc, const char *prog,
  * Depot's LH_QPF_D_UNSURE). Such a QP sends again within a retransmit timeout
  * (67 ms by default on rxe and perftest) or at once. Written before the
  * programs attach, and again as the agent starts (the later end holds): a QP
- * learned in between, on the first packets, was taken for new (a Depot
- * restarted mid-transfer NACKed a gap from the first PSN it saw, ahead of the
- * receiving NIC: a QP error, in a soak at 01975f9).
+ * learned in between, on the first packets, would be taken for new (a Depot
+ * restarted mid-transfer would NACK a gap from the first PSN it saw, ahead of
+ * the receiving NIC: a QP error).
  */
 int lhd_datapath_relearn(const struct lhd_datapath *dp, const struct lhd_config *cfg)
 {

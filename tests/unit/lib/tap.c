@@ -121,6 +121,19 @@ bool tap_eq_str(const char *got, const char *want, const char *fmt, ...)
 	return ok;
 }
 
+bool tap_has_str(const char *got, const char *part, const char *fmt, ...)
+{
+	char desc[512];
+	bool ok = got && part && strstr(got, part);
+
+	TAP_DESC(desc, fmt);
+	tap_point(ok, desc);
+	if (!ok)
+		tap_diag("%s: got \"%s\", want it to hold \"%s\"", desc, got ? got : "(null)",
+			 part ? part : "(null)");
+	return ok;
+}
+
 bool tap_eq_mem(const void *got, const void *want, size_t len, const char *fmt, ...)
 {
 	const uint8_t *g = got, *w = want;

@@ -31,6 +31,8 @@ bool tap_ge_int(int64_t got, int64_t min, const char *fmt, ...) TAP_FMT(3);
 bool tap_le_int(int64_t got, int64_t max, const char *fmt, ...) TAP_FMT(3);
 /* strcmp(got, want) == 0 (NULL equals only NULL) */
 bool tap_eq_str(const char *got, const char *want, const char *fmt, ...) TAP_FMT(3);
+/* strstr(got, part) != NULL */
+bool tap_has_str(const char *got, const char *part, const char *fmt, ...) TAP_FMT(3);
 /* len bytes equal; on failure the first differing offset and both bytes */
 bool tap_eq_mem(const void *got, const void *want, size_t len, const char *fmt, ...) TAP_FMT(4);
 /* A skipped test point with its reason */

@@ -8,6 +8,7 @@
 #include "tap.h"
 
 static int tap_n, tap_failed;
+static char tap_pfx[512];
 
 /* The test point line for a formatted description */
 static void tap_point(bool cond, const char *desc)
@@ -19,18 +20,33 @@ static void tap_point(bool cond, const char *desc)
 	fflush(stdout);
 }
 
-/* The description a check's fmt and arguments give (cut at 512 bytes) */
-#define TAP_DESC(desc, fmt)                                \
-	do {                                               \
-		va_list ap_;                               \
-		va_start(ap_, fmt);                        \
-		vsnprintf(desc, sizeof(desc), fmt, ap_);   \
-		va_end(ap_);                               \
+/* The description a check's fmt and arguments give, behind the prefix (cut at 1024 bytes) */
+#define TAP_DESC(desc, fmt)                                                                  \
+	do {                                                                                 \
+		int n_ = tap_pfx[0] ? snprintf(desc, sizeof(desc), "%s: ", tap_pfx) : 0;     \
+		va_list ap_;                                                                 \
+		va_start(ap_, fmt);                                                          \
+		vsnprintf(desc + n_, sizeof(desc) - (size_t)n_, fmt, ap_);                   \
+		va_end(ap_);                                                                 \
 	} while (0)
+
+void tap_prefix(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tap_pfx, sizeof(tap_pfx), fmt, ap);
+	va_end(ap);
+}
+
+void tap_prefix_end(void)
+{
+	tap_pfx[0] = 0;
+}
 
 bool tap_ok(bool cond, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 
 	TAP_DESC(desc, fmt);
 	tap_point(cond, desc);
@@ -39,7 +55,7 @@ bool tap_ok(bool cond, const char *fmt, ...)
 
 bool tap_true(bool cond, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 
 	TAP_DESC(desc, fmt);
 	tap_point(cond, desc);
@@ -50,7 +66,7 @@ bool tap_true(bool cond, const char *fmt, ...)
 
 bool tap_eq_int(int64_t got, int64_t want, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 	bool ok = got == want;
 
 	TAP_DESC(desc, fmt);
@@ -62,7 +78,7 @@ bool tap_eq_int(int64_t got, int64_t want, const char *fmt, ...)
 
 bool tap_eq_u64(uint64_t got, uint64_t want, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 	bool ok = got == want;
 
 	TAP_DESC(desc, fmt);
@@ -74,7 +90,7 @@ bool tap_eq_u64(uint64_t got, uint64_t want, const char *fmt, ...)
 
 bool tap_eq_hex(uint64_t got, uint64_t want, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 	bool ok = got == want;
 
 	TAP_DESC(desc, fmt);
@@ -86,7 +102,7 @@ bool tap_eq_hex(uint64_t got, uint64_t want, const char *fmt, ...)
 
 bool tap_ge_int(int64_t got, int64_t min, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 	bool ok = got >= min;
 
 	TAP_DESC(desc, fmt);
@@ -98,7 +114,7 @@ bool tap_ge_int(int64_t got, int64_t min, const char *fmt, ...)
 
 bool tap_le_int(int64_t got, int64_t max, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 	bool ok = got <= max;
 
 	TAP_DESC(desc, fmt);
@@ -110,7 +126,7 @@ bool tap_le_int(int64_t got, int64_t max, const char *fmt, ...)
 
 bool tap_eq_str(const char *got, const char *want, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 	bool ok = (got && want) ? strcmp(got, want) == 0 : got == want;
 
 	TAP_DESC(desc, fmt);
@@ -123,7 +139,7 @@ bool tap_eq_str(const char *got, const char *want, const char *fmt, ...)
 
 bool tap_has_str(const char *got, const char *part, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 	bool ok = got && part && strstr(got, part);
 
 	TAP_DESC(desc, fmt);
@@ -137,7 +153,7 @@ bool tap_has_str(const char *got, const char *part, const char *fmt, ...)
 bool tap_eq_mem(const void *got, const void *want, size_t len, const char *fmt, ...)
 {
 	const uint8_t *g = got, *w = want;
-	char desc[512];
+	char desc[1024];
 	size_t i;
 
 	TAP_DESC(desc, fmt);
@@ -151,7 +167,7 @@ bool tap_eq_mem(const void *got, const void *want, size_t len, const char *fmt, 
 
 void tap_skip(const char *reason, const char *fmt, ...)
 {
-	char desc[512];
+	char desc[1024];
 
 	TAP_DESC(desc, fmt);
 	tap_n++;

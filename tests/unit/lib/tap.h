@@ -15,6 +15,12 @@
 
 #define TAP_FMT(n) __attribute__((format(printf, n, n + 1)))
 
+/*
+ * Checks of one step share a prefix: between tap_prefix() and
+ * tap_prefix_end(), each description reads "prefix: desc"
+ */
+void tap_prefix(const char *fmt, ...) TAP_FMT(1);
+void tap_prefix_end(void);
 /* One test point: "ok N - desc" or "not ok N - desc"; returns cond */
 bool tap_ok(bool cond, const char *fmt, ...) TAP_FMT(2);
 /* cond holds; on failure "# desc: got false, want true" */

@@ -548,7 +548,7 @@ static void depot_back_during_release(void)
  * ring before still holds (a window larger than the ring): it cannot be held
  * behind the run; it is delivered with no copy and the Depot's ePSN moves
  * past it, and the run goes on to what is held after it. Passed as busy with
- * the ePSN left before it, the NIC's next ACK found the Depot behind.
+ * the ePSN left before it, it would leave the Depot behind the NIC's next ACK.
  */
 static void depot_busy_during_release(void)
 {
@@ -1203,7 +1203,7 @@ static void pairing_ranges(void)
 	tap_eq_hex(paired_with(&fl, 0x302), 0x402, "requester QPN");
 	tap_prefix_end();
 
-	/* 100 QPs between the same two hosts (the list held 8 before) */
+	/* 100 QPs between the same two hosts: the list is not bounded by a handful */
 	many.b.v4.s_addr = htonl(0x0a000a02);
 	for (q = 0; q < 100; q++)
 		depot_send(&many, 0x1000 + q, (q * 40000 + 123) & ROCE_PSN_MASK);
@@ -1586,9 +1586,9 @@ static void sentry_gb0_echo(void)
  * A replay of acknowledged PSNs is ACKed as it goes, every LH_ECHO_EVERY
  * (32) PSNs whatever the time: each ACK moves the NIC's ACK point and with
  * it its retransmit timer, and opens its window (rxe: 128) for the rest.
- * One ACK of the receiver's point at once (as before) left a slow NIC, its
- * replay of thousands of PSNs longer than its 67 ms timer, restarting the
- * message at each timeout: 8 go-back-0 QPs at 1/256 loss, a livelock.
+ * One ACK of the receiver's point at once would leave a slow NIC, whose
+ * replay of thousands of PSNs outlasts its 67 ms timer, restarting the
+ * message at each timeout: with 8 go-back-0 QPs at 1/256 loss, a livelock.
  */
 static void sentry_echo_every(void)
 {
@@ -1683,8 +1683,8 @@ static void sentry_timer_stale_mark(void)
  * did not see: learned mid-flight): no replay from its PSN ever comes. Once
  * the receiver's ACK passes that PSN the rewind is no longer pending, and
  * the NIC's first timer resend from the ACK point ends the episode and
- * passes (before, the episode waited on the replay and dropped every resend
- * as held until the NIC gave up: a soak of agent restarts, 2026-11-27).
+ * passes: an episode that waited on the replay would drop every resend as
+ * held until the NIC gave up (an agent restart learns QPs mid-flight).
  */
 static void sentry_nak_ignored(void)
 {
@@ -1736,8 +1736,8 @@ static void sentry_nak_ignored(void)
  * is not the Sentry's. Resent at once (a replay going on), such a PSN is
  * dropped as held; after a silence longer than a replay pauses it is the
  * NIC's timer: the episode ends and everything from there passes, as
- * without longhaul (before: dropped as held, retry after retry, until the
- * NIC gave up).
+ * without longhaul (dropped as held, it would be resent retry after retry
+ * until the NIC gave up).
  */
 static void sentry_timer_silence(void)
 {
@@ -2504,8 +2504,8 @@ static void sentry_bounds(void)
  * s.next passes unchanged and the NIC resends from there. That PSN, beyond
  * s.next, is taken as sent (LH_QPF_S_JUMP), not as a gap in the sender DC: a
  * Sentry-NACK from the older ACK point is one the NIC ignores, and the filter
- * then dropped its resends until it gave up (a soak at 01975f9). The next
- * real gap is NAKed as before.
+ * would then drop its resends until the NIC gave up. The next real gap is
+ * NAKed as any gap is.
  */
 static void sentry_jump(void)
 {

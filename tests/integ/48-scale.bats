@@ -81,7 +81,7 @@ goodput_near() {
 }
 
 # one run of each: a single 3 s run on this 2-core host is not a measurement
-# (2026-11-27, 4 runs of this test: 3 at or above plain, one 0.76 x); the
+# (of 4 runs of this test, 3 come at or above plain and one at 0.76 x); the
 # bench's scale-safety table compares medians
 @test "256 QPs between two hosts, 1 % WAN loss both ways: all paired, verified, goodput near plain go-back-N (one run; the bench compares medians)" {
 	scale_pair 'random 1%' -q 256 --rate 0.3 -S 4096 -T 1 -D 3

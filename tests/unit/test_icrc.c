@@ -129,10 +129,13 @@ static void test_random(int family)
 					 v ? v : "nothing");
 		}
 	}
-	tap_eq_int(user_bad, 0, "%d random IPv%d packets (payload 0..4096, %d over 3000): user-space ICRC equals scapy's",
-	       N_PER_FAMILY, family == AF_INET6 ? 6 : 4, big);
-	tap_eq_int(bpf_bad, 0, "the same %d IPv%d packets: BPF ICRC equals scapy's (jumbo ones in XDP frags)",
-	       N_PER_FAMILY, family == AF_INET6 ? 6 : 4);
+	tap_eq_int(user_bad, 0,
+		   "%d random IPv%d packets (payload 0..4096, %d over 3000): user-space ICRC "
+		   "equals scapy's",
+		   N_PER_FAMILY, family == AF_INET6 ? 6 : 4, big);
+	tap_eq_int(bpf_bad, 0,
+		   "the same %d IPv%d packets: BPF ICRC equals scapy's (jumbo ones in XDP frags)",
+		   N_PER_FAMILY, family == AF_INET6 ? 6 : 4);
 }
 
 /* Byte offsets the ICRC does not cover, for a parsed packet */
@@ -215,7 +218,8 @@ static void test_masked_fields(void)
 			tap_diag("  packet %d: BPF says %s", i, v ? v : "nothing");
 	}
 	tap_eq_int(user_wrong, 0,
-		   "%d packets with TOS/TC, TTL/hop limit, flow label, checksums and BTH byte 4 rewritten: user space still valid",
+		   "%d packets with TOS/TC, TTL/hop limit, flow label, checksums and BTH byte 4 "
+		   "rewritten: user space still valid",
 		   n);
 	tap_eq_int(bpf_wrong, 0, "the same %d packets: BPF still valid", n);
 }
@@ -236,7 +240,8 @@ static void test_builder_agreement(void)
 			tap_diag("  builder packet %d (%zu bytes): BPF says %s", i, p.len,
 				 v ? v : "nothing");
 	}
-	tap_eq_int(bad, 0, "1000 packets of the user-space builder (VLANs, all families): BPF ICRC agrees");
+	tap_eq_int(bad, 0,
+		   "1000 packets of the user-space builder (VLANs, all families): BPF ICRC agrees");
 }
 
 int main(void)

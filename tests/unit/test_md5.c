@@ -86,6 +86,9 @@ static void test_md5_streaming(void)
 			md5_update(&c, buf + cut, len - cut);
 			md5_final(&c, d);
 			same = !memcmp(d, one, sizeof(d));
+			if (!same)
+				tap_diag("  length %zu cut at %zu: the two digests differ", len,
+					 cut);
 		}
 	}
 	tap_true(same, "MD5 in two pieces equals MD5 in one, lengths 0..300, every cut");
@@ -323,7 +326,11 @@ static void test_replay(void)
 	for (unsigned int i = r.used; i < RSVP_REPLAY_SLOTS; i++) {
 		union lh_ip_addr s = {.b = {[0] = 0xfd, [14] = 1, [15] = (uint8_t)i}};
 
-		all &= rsvp_replay_accept(&r, &s, 1, 1) == RSVP_E_OK;
+		if (rsvp_replay_accept(&r, &s, 1, 1) != RSVP_E_OK) {
+			if (all)
+				tap_diag("  sender %u of %d refused", i, RSVP_REPLAY_SLOTS);
+			all = false;
+		}
 	}
 	{
 		union lh_ip_addr s = {.b = {[0] = 0xfe}};

@@ -889,18 +889,24 @@ static void test_integrity_refusals(void)
 		size_t c = find_obj(buf, n, RSVP_CLASS_CREDIT), i;
 		bool all = true;
 
-		for (i = c + 8; i < c + 32; i++) {
+		e = RSVP_E_OK;
+		for (i = c + 8; i < c + 32 && all; i++) {
 			memcpy(b, buf, n);
 			b[i] ^= 0x01;
 			fix_csum(b, n);
-			all &= check_signed(b, n, &k, &d) == RSVP_E_INTEGRITY_DIGEST;
+			e = check_signed(b, n, &k, &d);
+			all = e == RSVP_E_INTEGRITY_DIGEST;
 		}
+		tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_INTEGRITY_DIGEST),
+			   "a bit flipped in each byte of the Credit values: integrity_digest "
+			   "(the last byte tried: %zu)",
+			   i - 1);
 		memcpy(b, buf, n);
 		b[9 + 4] ^= 0x01; /* the INTEGRITY reserved byte */
 		fix_csum(b, n);
-		all &= check_signed(b, n, &k, &d) == RSVP_E_INTEGRITY_DIGEST;
-		tap_true(all, "a bit flipped in the Credit values or in INTEGRITY's reserved byte: "
-			      "integrity_digest");
+		tap_eq_str(rsvp_err_name(check_signed(b, n, &k, &d)),
+			   rsvp_err_name(RSVP_E_INTEGRITY_DIGEST),
+			   "a bit flipped in INTEGRITY's reserved byte: integrity_digest");
 	}
 
 	e = check_signed(buf, n, &other_id, &d);

@@ -199,7 +199,7 @@ assert_lossless() {
 }
 
 @test "through a router: the next hop's MAC from the route and neighbour tables" {
-	# src --- rtr --- dst, the way issue 5's topology routes through gateways
+	# src --- rtr --- dst, the way a gateway topology routes through gateways
 	local rsrc rtr rdst
 	rsrc=$(lh_ns rsrc)
 	rtr=$(lh_ns rtr)

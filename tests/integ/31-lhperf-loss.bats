@@ -4,7 +4,7 @@
 # end's ingress: loss on the wire): rxe's go-back-N rules checked counter by
 # counter (one NAK per gap, rewind to the NAK PSN, out-of-sequence packets
 # dropped silently), random loss both ways, lost ACKs, go-back-0's livelock
-# under the notes' deterministic 1/256 drop while go-back-N completes, and
+# under a deterministic 1/256 drop while go-back-N completes, and
 # the runs that must end by themselves: retries exhausted, a silent peer, a
 # peer that vanishes.
 
@@ -118,8 +118,8 @@ psns() {
 	jq_eq "$LHP_C" .out_of_sequence_drops 0
 	# a retransmission after a timeout is a duplicate: re-ACKed, never executed;
 	# those of the last retry may still be on their way when the server counts
-	# (a fresh-clone CI run at 9eabf99: 448 retransmitted, 424 duplicates, none
-	# dropped at either socket), at most a window (128)
+	# (on a loaded CI host: 448 retransmitted, 424 duplicates, none dropped at
+	# either socket), at most a window (128)
 	jq_assert "$LHP_C" '.duplicate_packets <= .retransmitted_packets and
 		.retransmitted_packets - .duplicate_packets <= 128'
 }

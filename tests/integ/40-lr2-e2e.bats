@@ -106,12 +106,11 @@ wan_loss_both_ways() {
 	# what followed a gap was dropped at the Sentry, so the WAN and the Depot saw no
 	# gap, except before the QP was paired (no NAK possible): that gap goes over the
 	# WAN and the Depot NACKs it, once; and except after a recovery the Sentry's
-	# watchdog gave up (a slow host: fail open, a fresh-clone CI run with a busy
-	# machine, 1 watchdog, 1 such NACK), and after each such give-up the next PSN
-	# beyond the Sentry's send point is taken as sent (sentry_jump: it cannot
-	# know what the NIC sent meanwhile), so a DC loss there crosses as a gap too
-	# (a fresh-clone CI run at f8a0f19: 4 NIC timeouts, 3 watchdogs, 3 jumps,
-	# 1 unpaired, 5 Depot-NACKs)
+	# watchdog gave up (a slow host: fail open; a busy machine can take a watchdog
+	# and such a NACK), and after each such give-up the next PSN beyond the
+	# Sentry's send point is taken as sent (sentry_jump: it cannot know what the
+	# NIC sent meanwhile), so a DC loss there crosses as a gap too (a loaded host
+	# can see 4 NIC timeouts, 3 watchdogs, 3 jumps, 1 unpaired, 5 Depot-NACKs)
 	[ "$(lr2_ctr b depot_nack)" -le $(($(lr2_ctr a sentry_unpaired) + $(lr2_ctr a sentry_watchdog) + $(lr2_ctr a sentry_jump))) ]
 }
 
@@ -126,16 +125,15 @@ wan_loss_both_ways() {
 	[ "$(lr2_ctr b depot_replayed)" -gt 0 ]
 	# no NAK went over the WAN unless the pool could not answer it or the QP
 	# was not paired yet (a DC loss among the first packets, NAKed before the
-	# receiver's first ACK: a fresh-clone CI run saw one)
+	# receiver's first ACK, as a busy host can make it)
 	[ "$(jq_get "$LR2_C" .naks_received)" -le \
 		"$(($(lr2_ctr b depot_nak_forwarded) + $(lr2_ctr b depot_nak_unpaired)))" ]
 }
 
-# Withheld (issue 15 item 4, the ring-busy stalls): a fresh-clone CI run at
-# bddbfc1 stalled here ("nothing heard from the server for 2.0 s" after 7
-# messages; gwb depot_ring_busy 77, depot_window 68, 5 Sentry watchdogs), after
-# passing in the 4 fresh-clone runs before it this session. The scenario as a
-# function, to be a test again once that stall is found:
+# Withheld: the scenario can stall on the ring-busy path ("nothing heard from
+# the server for 2.0 s" after 7 messages, gwb's depot_ring_busy and
+# depot_window counting, Sentry watchdogs firing), a stall not understood yet.
+# The scenario as a function, to be a test again once that stall is found:
 dc_loss_both_ways_with_wan_loss() {
 	# rxe NAKs a gap once, then drops what follows in silence; with the NIC's NAKs
 	# and the Depot's replays lost too (3 % each way inside dst's DC), some gap is
@@ -177,9 +175,9 @@ dc_loss_both_ways_with_wan_loss() {
 	# near the NICs' 67 ms timer, with or without longhaul (plain: 70-120 timeouts
 	# a run), and some runs with longhaul tip into a collapse of 1000-5500 timeouts
 	# (the senders' go-back-N replays pass as duplicates and slow the receiver
-	# further); one fresh-clone CI run met lhperf's 2 s stall limit so. That
-	# unpaced case is measured by make bench (scale-safety: 64 QPs at 1 % over 20
-	# runs, stalls counted) until it is solved. Paced, 8 runs here: 35-73 timeouts.
+	# further), which can meet lhperf's 2 s stall limit. That unpaced case is
+	# measured by make bench (scale-safety: 64 QPs at 1 % over 20 runs, stalls
+	# counted) until it is solved. Paced: 35-73 timeouts a run.
 	lr2_agents_down
 	lr2_xfer -q 64 -S 16384 -n 40 --rate 0.3 -T 1
 	lr2_ok
@@ -214,20 +212,18 @@ dc_loss_both_ways_with_wan_loss() {
 
 @test "a loss before the first ACK (QP not yet paired): held, NACKed once paired" {
 	# The gap must reach the Depot before the receiving NIC's first ACK
-	# pairs the QP. Left to timing that was a race of a few packet times
-	# against a DC round trip, lost in 7 of 10 tries at 7ffb9a6 (and all 3
-	# of a fresh-clone CI run): the WAN stalls the QP's first packet 2 ms,
-	# so the packets behind it, the gap among them, reach the Depot in the
-	# same burst, before anything of the receiver comes back. Not always on
-	# a busy host (a fresh-clone CI run at 8038a44: gwb's softirq was late
-	# for the second packet of the burst, behind the receiver's ACK of the
+	# pairs the QP. Left to timing that is a race of a few packet times
+	# against a DC round trip, lost most of the time: the WAN stalls the
+	# QP's first packet 2 ms, so the packets behind it, the gap among them,
+	# reach the Depot in the same burst, before anything of the receiver
+	# comes back. Not always on a busy host (gwb's softirq can be late for
+	# the second packet of the burst, behind the receiver's ACK of the
 	# first): the gap is the PSN right after the stalled one, and a run
 	# whose gap came after the pairing (a QP learned with its loss NACKed
 	# as usual) is one more verified transfer, followed by another, up to 3.
 	# lhwan's psn rules act on the first transmission of a listed PSN, so
 	# each try starts at PSNs of its own (try k at k * 1000): with one start
-	# PSN for all, the second and third tries lost and stalled nothing (a
-	# fresh-clone CI run at ddc6e52, its first try's gap after the pairing).
+	# PSN for all, the second and third tries would lose, and stall, nothing.
 	local try unpaired=0 pair=0
 	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'psn 1001,1010,2001,2010,3001,3010' \
 		--lhwan-arg --stall='a2b:psn 1000,2000,3000 for 2ms'

@@ -1,12 +1,12 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# T/C-SACK on the long haul (issue 6, first part; off by default for now,
-# --sack-time turns it on): the Depot reports each QP
-# receiving data every T and every N packets (flag LH_REPORT_F_SACK); the
-# Sentry's agent NAKs the sending NIC when data is outstanding and no report
-# came for 2T. A tail loss (the last packets of a transfer, which no later
-# packet reveals to the Depot) is then recovered in about RTT + 2T instead
-# of the NIC's retransmit timeout (rxe default 14: 67 ms).
+# T/C-SACK on the long haul (off by default, --sack-time turns it on): the
+# Depot reports each QP receiving data every T and every N packets (flag
+# LH_REPORT_F_SACK); the Sentry's agent NAKs the sending NIC when data is
+# outstanding and no report came for 2T. A tail loss (the last packets of a
+# transfer, which no later packet reveals to the Depot) is then recovered in
+# about RTT + 2T instead of the NIC's retransmit timeout (rxe default 14:
+# 67 ms).
 
 load helpers
 load lr2-helpers
@@ -38,7 +38,7 @@ tail_xfer() {
 
 # no NIC timeout, and the message with the tail done before the NIC's timer
 # (67 ms) could have fired: RTT + 2T is about 4 ms, a slow or loaded host
-# adds tens of ms (a fresh-clone CI run: 36 ms)
+# adds tens of ms (a loaded CI host: about 36 ms)
 tail_recovered() {
 	jq_assert "$LR2_C" '.timeouts == 0 and .fct_us.max < 67000'
 	[ "$(lr2_ctr b depot_nack)" -eq 0 ] # nothing showed the Depot a gap

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Gateway recovery (issue 6, --recovery gateway): the Sentry keeps a copy of
+# Gateway recovery (--recovery gateway): the Sentry keeps a copy of
 # every packet toward the WAN until the far NIC ACKs it, and its agent
 # re-sends exactly the PSNs the Depot's reports name, paced (--resend-rate),
 # with no window. The sending NIC never hears of a WAN loss: no NAK, no
@@ -69,9 +69,9 @@ gw_loss() {
 	[ "$(lr2_ctr a sentry_gw_report)" -eq 0 ]
 	# nothing crossed the WAN twice but the silence rule's tail re-sends:
 	# with the ACK of a message's last packet later than RTO + 2T (2 cores
-	# under CI's load) the Sentry re-sends that packet, by design (a fresh
-	# clone's CI at 01975f9: 6401 frames for 6400, the Depot delivered 1
-	# duplicate). The agent says on exit how many.
+	# under CI's load) the Sentry re-sends that packet, by design (a loaded
+	# host can send 6401 frames for 6400, the Depot delivering 1 duplicate).
+	# The agent says on exit how many.
 	lr2_agents_down
 	local tails
 	tails=$(sed -nE 's/.*gateway recovery: .* ([0-9]+) tail re-sends.*/\1/p' \
@@ -98,8 +98,8 @@ gw_loss() {
 	# lhwan's Gilbert-Elliott chain moves one step per frame: when the lost PSN
 	# is the oldest of a full window, only its re-sends cross the WAN, the chain
 	# stays in its bad state across them, and a NIC timeout (67 ms) can come
-	# before one gets through: 0 to 3 timeouts a run, measured before and after
-	# the round-trip rework alike (1 in 3 runs). Never a NAK.
+	# before one gets through: 0 to 3 timeouts a run (about 1 run in 3 has one).
+	# Never a NAK.
 	GW_TIMEOUTS=3 gw_loss 'gemodel 1% 20%' 64 'random 0.1%'
 }
 
@@ -128,9 +128,9 @@ gw_tail() {
 	receiver_saw_no_gap
 	nic_never_rewound
 	# the gateway's silence rule, not the NIC's 67 ms timer (timeouts == 0 above):
-	# RTO + 2T, 10-13 ms here; a fresh clone's CI under load took 31 ms at
-	# da3fca9 (the RTO follows the measured round trips), so the bound is set
-	# between that and the NIC's timer
+	# RTO + 2T, 10-13 ms here, about 31 ms on a loaded CI host (the RTO follows
+	# the measured round trips), so the bound is set between that and the NIC's
+	# timer
 	jq_assert "$LR2_C" '.fct_us.max < 50000'
 }
 
@@ -165,8 +165,8 @@ gw_tail() {
 	# (about 30-40 ms here: about 200 copies), is far less than the 8 windows
 	# the NICs keep out at about 0.2 Gb/s (about 1000 copies: the rate they come
 	# at x how long each stays), and it must be so for an RTO on end: at 50
-	# Mbit/s and 20 messages a QP (0.43 s) a fresh-clone CI run saw 1014 copies
-	# against a bound of 513, never for an RTO, and no fallback
+	# Mbit/s and 20 messages a QP (0.43 s) copies reach about 1014 against a
+	# bound of 513 with never an RTO, and no fallback
 	lr2_agents_down
 	lr2_agents_up --pool-slots 16384 --recovery gateway --resend-rate 25mbit
 	lh_topo_up two-dc --rtt 2ms --match roce --seed 67 --loss-a2b 'random 1%'
@@ -184,9 +184,9 @@ gw_tail() {
 
 @test "gateway, 8 QPs over a queued 200 Mbit/s WAN at 1%: its timers follow the measured round trip" {
 	# the WAN queue holds all 8 windows: the round trip grows from 2 ms to
-	# ~45 ms. Timers on --wan-rtt alone re-sent what was only queued, made
-	# the Depot re-NACK and the silence rule fire: 0.05 x goodput lossless
-	# (before the agent measured round trips), 1.00 x now.
+	# ~45 ms. Timers on --wan-rtt alone would re-send what is only queued,
+	# make the Depot re-NACK and the silence rule fire (0.05 x goodput
+	# lossless); on the round trips the agent measures, 1.00 x.
 	local rto sent lost
 	lr2_agents_down
 	lr2_agents_up "${LR2_GW[@]}" --resend-rate 200mbit

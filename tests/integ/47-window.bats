@@ -1,16 +1,16 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# A NIC's window larger than what the Depot holds (issue 15, item 2): one QP
+# A NIC's window larger than what the Depot holds: one QP
 # with 4096 PSNs in flight over a 30 ms WAN, 1 MB messages (rxe ACKs once per
 # message: the backups of a whole message wait for it), against the Depot's
 # ring of 256 PSNs. What the ring cannot hold passes unchanged, counted
 # (depot_window), and the Depot keeps in step with the flow; the QP does as
 # well as with nothing of longhaul on the path, run beside it. A NIC that
 # gives up after 6 retries (lhperf -R 6) shows a harmed QP as a QP error.
-# Before this (c6cbeac .. 2e54046) the same runs ended in a QP error, lossless
-# and at 1 %: the Depot stopped delivering at the first in-order packet whose
-# ring position still held an unacknowledged backup, then held the next as a
-# gap and NACKed a PSN the receiving NIC had.
+# A Depot that stopped delivering at the first in-order packet whose ring
+# position still holds an unacknowledged backup would hold the next as a gap
+# and NACK a PSN the receiving NIC has: these runs would end in a QP error,
+# lossless and at 1 %.
 
 load helpers
 load lr2-helpers
@@ -37,7 +37,7 @@ window_pair() {
 	lr2_agents_down
 	lr2_xfer -w 4096 -S 1048576 -D 4 -R 6 --psn 1000
 	# plain go-back-N itself may give up at 1 % (6 retries, 30 ms): the
-	# comparison, not a requirement (a fresh-clone CI run saw it, 2026-11-26)
+	# comparison, not a requirement (a loaded CI host sees it)
 	PLAIN=$LR2_C
 	lr2_agents_up --pool-slots 16384 --wan-rtt 30ms
 	lr2_xfer -w 4096 -S 1048576 -D 4 -R 6 --psn 1000

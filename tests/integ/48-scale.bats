@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Many QPs between the same two hosts (issue 15, item 1): every data
+# Many QPs between the same two hosts: every data
 # direction is paired with its requester's QPN in BPF, at any number of QPs,
 # with no agent and no events; QPs with the same start PSN are told apart by
 # the PSNs each forwarded, or stay unpaired and pass. Each transfer is
@@ -8,10 +8,10 @@
 # longhaul on the path. The senders are paced (lhperf --rate, small messages,
 # one outstanding per QP) so that plain go-back-N itself is not the limit:
 # unpaced, 256 QPs time out on this machine's CPU with or without longhaul.
-# Before (c6cbeac .. 42b5ee7) the programs paired at most 8 QPs per pair of
-# hosts and the agent the rest, on events rate-limited to one per 100 us:
-# 1024 QPs lossless ran at 0.195 Gb/s with 8229 NIC timeouts (ACKs unpaired
-# 40k, AckReq 47k, pool empty 17.8k), plain 0.281 Gb/s with none.
+# Pairing in BPF is what makes the scale: programs that paired 8 QPs per pair
+# of hosts and left the rest to the agent, on events rate-limited to one per
+# 100 us, run 1024 QPs lossless at 0.195 Gb/s with 8229 NIC timeouts (ACKs
+# unpaired 40k, AckReq 47k, pool empty 17.8k), plain 0.281 Gb/s with none.
 
 load helpers
 load lr2-helpers
@@ -81,7 +81,7 @@ goodput_near() {
 }
 
 # one run of each: a single 3 s run on this 2-core host is not a measurement
-# (2026-11-27, 4 runs of this test: 3 at or above plain, one 0.76 x); the
+# (of 4 runs of this test, 3 come at or above plain and one at 0.76 x); the
 # bench's scale-safety table compares medians
 @test "256 QPs between two hosts, 1 % WAN loss both ways: all paired, verified, goodput near plain go-back-N (one run; the bench compares medians)" {
 	scale_pair 'random 1%' -q 256 --rate 0.3 -S 4096 -T 1 -D 3
@@ -92,28 +92,26 @@ goodput_near() {
 # Paced at 0.2 Gb/s, below what this 2-core host carries with both gateways on
 # it: the endpoints, the WAN and the gateways share the cores, and at 0.3 the
 # gateways' programs (about 2 us a packet each at 1024 to 4096 QPs, 14 % of
-# the host in a 4096-QP run) tipped the endpoints' 67 ms timers in a
-# fresh-clone CI run at d1d5e61: 34586 NIC timeouts, 0.33 x plain (plain
-# itself 8917), a CPU collapse, not a recovery fault (nothing dropped but
-# 713 resends of acknowledged PSNs). The 1 % run below stays at 0.3.
+# the host in a 4096-QP run) can tip the endpoints' 67 ms timers on a loaded
+# CI host (34586 NIC timeouts, 0.33 x plain, plain itself 8917): a CPU
+# collapse, not a recovery fault (nothing dropped but 713 resends of
+# acknowledged PSNs). The 1 % run below stays at 0.3.
 @test "1024 QPs between two hosts, lossless: all paired in BPF, no livelock, verified" {
 	scale_pair none -q 1024 --rate 0.2 -S 2048 -T 1 -D 3
 	all_paired 1024
 	goodput_near 0.7
 }
 
-# 1024 QPs at 1 %: a fresh-clone CI run at 208334d collapsed to 0.046 Gb/s
-# (41351 NIC timeouts; plain 0.268, 1173). The agents read every QP every
-# tick (1 ms): a quarter of a core each at 1024 QPs, taken from the
-# endpoints on this 2-core host, which tipped their 67 ms timers. They now
-# read 256 a tick (agent_state.h SCAN_PER_TICK): 4 runs back to back in one agent
-# (4096 QPs in its table by the last) took 0.43-0.49 s of its CPU each
-# (0.4-2.1 s before), 0.26-0.27 Gb/s, 1082-1718 timeouts (plain 1290).
-# Paced at 0.2 as the lossless run above: a fresh-clone CI run at f8a0f19, on
-# a host whose vCPUs were descheduled for milliseconds at a time (the same run
-# saw 301 frames reordered and 11 ms delays at 1 ms in 22-lhwan), collapsed
-# with and without longhaul at 0.3: plain 5285 NIC timeouts, longhaul 4736,
-# 0.64 x plain's goodput.
+# 1024 QPs at 1 %. The agents read 256 QPs a tick (agent_state.h
+# SCAN_PER_TICK), not every QP every tick (1 ms): that would take a quarter of
+# a core each at 1024 QPs from the endpoints on this 2-core host and tip their
+# 67 ms timers (0.046 Gb/s, 41351 NIC timeouts; plain 0.268, 1173). At 256 a
+# tick, 4 runs back to back in one agent (4096 QPs in its table by the last)
+# take 0.43-0.49 s of its CPU each (0.4-2.1 s reading all), 0.26-0.27 Gb/s,
+# 1082-1718 timeouts (plain 1290). Paced at 0.2 as the lossless run above: at
+# 0.3, on a host whose vCPUs are descheduled for milliseconds at a time (as
+# 22-lhwan's reordering and delays show), plain and longhaul both collapse
+# (plain 5285 NIC timeouts, longhaul 4736, 0.64 x plain's goodput).
 @test "1024 QPs between two hosts, 1 % WAN loss both ways: all paired, verified, as without longhaul" {
 	scale_pair 'random 1%' -q 1024 --rate 0.2 -S 2048 -T 1 -D 3
 	all_paired 1024
@@ -132,11 +130,11 @@ goodput_near() {
 @test "go-back-0, 8 QPs of 4 MB messages, every 256th frame lost, no WAN rate limit, default agents: completes, verified" {
 	# Plain go-back-0 livelocks: every restart of a 4 MB message meets a loss.
 	# With longhaul each NIC still restarts the message at each NAK, and the
-	# Sentry drops the replay of what the Depot holds; before ac98c2f the
-	# replay, slower than the NIC's 67 ms timer on this CPU, restarted at
-	# each timeout (livelock 4 runs of 4). Goodput is not compared here: the
-	# replays cost this machine's CPU (0.24-0.26 Gb/s against 0.81 lossless;
-	# docs/PERFORMANCE.md has the ratios).
+	# Sentry drops the replay of what the Depot holds; a replay slower than the
+	# NIC's 67 ms timer on this CPU would restart at each timeout, a livelock
+	# too (4 runs of 4). Goodput is not compared here: the replays cost this
+	# machine's CPU (0.24-0.26 Gb/s against 0.81 lossless; docs/PERFORMANCE.md
+	# has the ratios).
 	lh_topo_up two-dc --rtt 2ms --match roce --loss-a2b 'every 256'
 	lr2_agents_down
 	lr2_xfer -r gb0 -q 8 -S 4M -n 2 --stall-time 3000

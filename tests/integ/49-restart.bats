@@ -94,9 +94,9 @@ takeover() {
 	done
 	! kill -0 "$old" 2>/dev/null || { echo "the old agent on $g still runs" >&2; return 1; }
 	# agent_start waits for the agent's "; running (SIGINT" line, printed once
-	# all is attached: a bare "running" also matched "loaded beside the running
-	# longhauld", printed before the old agent is even asked to stop, and a
-	# fresh-clone CI run saw gwb's tcx link still on the old program
+	# all is attached: a bare "running" also matches "loaded beside the running
+	# longhauld", printed before the old agent is even asked to stop, when gwb's
+	# tcx link may still be on the old program
 	links_of "$g" | head -1 >>"$BATS_TEST_TMPDIR/$g.links"
 }
 
@@ -129,11 +129,12 @@ keep_then_start_gwb() {
 # 80-250 ms here: the data path works alone for 100 ms, then lets packets
 # pass, and may begin to between the new agent's first look (before its
 # load) and its config write. Whenever packets passed (agentless_pass moved),
-# the new agent must have said so: its QPs forgotten and learned anew. Before 2026-11-28
-# the load wrote the config first and the look after it saw nothing (3199
-# packets passed, QPs kept, the Depot waiting for PSNs the receiver had: QP
-# errors in 4 of 18 paced runs of the fault-safety bench's restart). How many
-# restarts went past the time alone goes to $BATS_TEST_TMPDIR/passed.
+# the new agent must have said so: its QPs forgotten and learned anew. A load
+# that wrote the config first would leave the look after it nothing to see
+# (thousands of packets passed, QPs kept, the Depot waiting for PSNs the
+# receiver has: QP errors in about 1 of 4 paced runs of the fault-safety
+# bench's restart). How many restarts went past the time alone goes to
+# $BATS_TEST_TMPDIR/passed.
 keep_restart_both_thrice() {
 	local k g a0 a1 pid i t0 te t1 said n=0
 	for k in 1 2 3; do
@@ -192,7 +193,7 @@ kill_gwa() {
 
 # plain_run: the same transfer with nothing of longhaul on the path, printed as
 # the comparison; not required to succeed (plain go-back-N with 6 retries at
-# 1 % may give up: a fresh-clone CI run saw it), the run with longhaul is
+# 1 % may give up, as on a loaded CI host), the run with longhaul is
 plain_run() {
 	lr2_agents_down
 	lr2_xfer -D 6 -q 8 -S 65536 -R 6 --psn 1000 || true
@@ -228,8 +229,8 @@ with_fault() {
 # the receiving NIC ACKs the first PSN it saw (LH_QPF_D_UNSURE); a relearned
 # Sentry QP takes a PSN beyond s.next that an ACK or NAK named as sent
 # (LH_QPF_S_JUMP), and stops waiting for a replay from a NAK once the
-# receiver's ACK passes it. Each of these ended a QP in a QP error now and then
-# (fresh-clone CI runs at 1916830 and 5376c4e, make soak; docs/operations.md).
+# receiver's ACK passes it. Without each of these a QP ends in a QP error now
+# and then (make soak shows it; docs/operations.md).
 
 # qps_all_wide GW: every QP GW holds now was learned mid-flight (wide)
 qps_all_wide() {
@@ -253,8 +254,8 @@ qps_all_wide() {
 }
 
 # A kept data path left alone longer than its bound falls back to passing
-# everything; the next agent adopts it (no load: before 2026-11-28 (13) it took
-# it down and loaded afresh, seconds with no data path) and learns every QP anew
+# everything; the next agent adopts it (no load: taking it down and loading
+# afresh would leave seconds with no data path) and learns every QP anew
 @test "the Depot's agent stops keeping its data path and the next comes later: past its bound alone everything passes, the next agent adopts it and learns its QPs anew, 0 QP errors" {
 	plain_run
 	with_fault keep_then_start_gwb

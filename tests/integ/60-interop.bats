@@ -56,9 +56,9 @@ teardown_file() {
 	[ "$(jq_get "$IO_W" .b2a.matched)" -eq "$(ctr server sent_pkts)" ]
 	# rxe counts a packet only for a live QP, and with -D each perftest stops on
 	# its own clock: what the requester sends after the responder tore its QP
-	# down, at most a window (128 PSNs), is not counted (a CI run: 143428 + 1
-	# dropped of 143553, no retry); nor are the re-sends of a requester timeout
-	# at the very end (another: 167217 + 1 of 167345 after one retry)
+	# down, at most a window (128 PSNs), is not counted (143428 + 1 dropped of
+	# 143553, say, with no retry); nor are the re-sends of a requester timeout
+	# at the very end (167217 + 1 of 167345 after one retry)
 	jq_assert "$IO" '.server.counters.rcvd_pkts <= .client.counters.sent_pkts and
 		.server.counters.rcvd_pkts + .server.tap.to_guest.dropped
 		+ 128 * (1 + .client.counters.completer_retry_err) >= .client.counters.sent_pkts'
@@ -70,10 +70,10 @@ teardown_file() {
 	# no WAN loss; out of sequence comes from what the tap dropped, the go-back
 	# of the requester's timer (under TCG it fires now and then though nothing
 	# was lost) and frames this host reorders: a vCPU descheduled by the VM's
-	# host holds the frames in its backlog while the other goes on (a
-	# fresh-clone CI run at f8a0f19: 30 out of sequence, 30 NAKs, 3 retries,
-	# 1 tap drop; 2 in 179853 packets in a quiet run, 376 in 74343 at 1 % WAN
-	# loss). What holds whatever the host does: every NAK the requester got
+	# host holds the frames in its backlog while the other goes on (a loaded CI
+	# host: 30 out of sequence, 30 NAKs, 3 retries, 1 tap drop; a quiet one: 2
+	# in 179853 packets, 376 in 74343 at 1 % WAN loss). What holds whatever the
+	# host does: every NAK the requester got
 	# answered an out-of-sequence packet (nothing on the path made one up)
 	echo "out of sequence $(jq_get "$IO" .server.counters.out_of_seq_request), NAKs $(ctr client rcvd_seq_err), retries $(ctr client completer_retry_err)"
 	jq_assert "$IO" '.client.counters.rcvd_seq_err <= .server.counters.out_of_seq_request'

@@ -95,8 +95,8 @@ lhc() {
 # the host reordered) and the Depot answered it from its backup pool. A WAN
 # gap it cannot answer so (the packet never reached the Depot): that NAK
 # would go over the WAN. out_of_seq_request is no count of gaps (rxe counts
-# every packet it drops out of sequence: a fresh-clone CI run at c7db272 had
-# 3 with 2 tap drops and 3 NAKs, all answered locally)
+# every packet it drops out of sequence: a loaded host can show 3 with 2 tap
+# drops and 3 NAKs, all answered locally)
 receiver_saw_no_wan_gap() {
 	local oos dropped
 	oos=$(ctr server out_of_seq_request)
@@ -113,7 +113,7 @@ receiver_saw_no_wan_gap() {
 # Sentry owed while the NIC was in a retry, which gwa's agent sends on the
 # ACK that ends it (LH_EV_NAK_DUE). The last kind has no counter of its own:
 # it is one of the agent's ring-buffer events (EVENTS, its log), which bound
-# it from above (a full capture on gwa:dc at 1 % counted 422 NAKs to the NIC
+# it from above (a full capture on gwa:dc at 1 % counts 422 NAKs to the NIC
 # against 412 forwarded and 11 events). So rcvd_seq_err <= all of those.
 # It can be lower than the counted ones: a NAK whose PSN the completer already
 # passed (an ACK or the NAK before covered it) or one the requester's tap
@@ -184,7 +184,7 @@ loss_case() {
 	[ "$(lhc b depot_in_order)" -gt 0 ]
 	[ "$(lhc a sentry_in_order)" -gt 0 ]
 	# The emulator lost nothing, but a loaded 2-core host can still drop or reorder a
-	# frame between the gateways (a CI run: 7 held, 1 Depot-NACK, emulator loss 0).
+	# frame between the gateways (7 held and 1 Depot-NACK with emulator loss 0, say).
 	# Whatever gap the Depot saw it held and released, and NACKed as a mark (at most one
 	# NACK per gap, each gap at least one held packet); every NAK the requester took
 	# came from gwa's Sentry

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Credit-based flow control over RSVP (issue 7, docs/rsvp.md) in the
+# Credit-based flow control over RSVP (docs/rsvp.md) in the
 # dual-path topology: longhauld --mode credit on every hop (gwa, rt1, rt2,
 # gwb), lhperf from src to dst, data verified. gwa and gwb are first hops of
 # one direction each (data src -> dst, ACKs dst -> src) and last hops of the
@@ -158,9 +158,9 @@ tbf_drops() {
 	# and hop, at most 4 x 40 KB can be on that link. The NICs' timeout is 268 ms
 	# (-t 16): the queueing of four windows at 40 Mbit/s (110 ms) is no loss. With
 	# credit, packets wait in the agents (user space) as well: their NICs get
-	# -t 18 (1.07 s), so a CPU-starved agent is not taken for loss (a fresh-clone
-	# CI run at 6f2dc19: hold_full 7 at gwa, 6 at rt1, i.e. a whole window resent
-	# on top of one still held; 8 of 8 here with -t 16 or 18, one busy loop beside).
+	# -t 18 (1.07 s), so a CPU-starved agent is not taken for loss (taken for
+	# loss it shows as hold_full at gwa and rt1: a whole window resent on top of
+	# one still held; 8 runs of 8 pass here with -t 16 or 18, one busy loop beside).
 	lh_exec rt1 tc qdisc replace dev gwb root tbf rate 40mbit burst 16kb limit 200kb
 	cr_xfer --qps 4 -n 40 -t 16
 	d0=$(tbf_drops)

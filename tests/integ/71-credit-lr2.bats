@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # LR2 on gateways with two WAN interfaces, alone and together with credit-based
-# flow control (issue 7: "held packets re-sent on the new path; longhaul's
-# recovery covers what was in flight"), in the dual-path topology. Each
+# flow control (held packets re-sent on the new path, longhaul's recovery
+# covering what was in flight), in the dual-path topology. Each
 # gateway (gwa, gwb) runs longhauld --mode lr2 on dc, wan1 and wan2; with
 # credit a second longhauld --mode credit runs beside it (and on rt1, rt2).
 # lhperf from src to dst, data verified; LR2's counters say which mechanism
@@ -359,8 +359,8 @@ cut_run() {
 	jq_assert "$lr2" '.depot_wan_ifindex == ['"$(ifindex gwb wan2)"']'
 	jq_assert "$lr2" '.timeouts == 0 and .watchdog == 0'
 	# Whether anything was in flight on path 1 at the cut is chance, with LR2 as
-	# without (a CI run lost nothing there without LR2 at 4b61ecf, one with LR2 at
-	# da3fca9: no gap, no NACK, no replay). Nothing lost: nothing to recover, and
+	# without (a run may lose nothing there, with LR2 or without: no gap, no
+	# NACK, no replay). Nothing lost: nothing to recover, and
 	# the NIC sent nothing twice.
 	if jq -e '.depot_nack == 0 and .depot_held == 0' <<<"$lr2" >/dev/null; then
 		echo "nothing in flight on path 1 was lost at the cut: nothing for LR2 to recover"

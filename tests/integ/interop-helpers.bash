@@ -44,8 +44,8 @@ pair() {
 }
 
 # starved: a guest fell far behind: its tap dropped over 5 % of the frames
-# offered to it (TCG guests on a loaded 2-core host; a CI run: 3306 of 14750,
-# with 0.1-1 % in the runs around it). Such a run measures the host, not the
+# offered to it (TCG guests on a loaded 2-core host: as many as 3306 of
+# 14750, where 0.1-1 % is usual). Such a run measures the host, not the
 # network between the guests: the tests run the pair once more.
 starved() {
 	jq -e '[.client.tap.to_guest, .server.tap.to_guest] |
@@ -56,9 +56,8 @@ starved() {
 # with no QP in error: no retry exhausted on either side, no completion error
 # in its output, the responder took every packet the requester sent, and
 # nothing was lost on the WAN. perftest does so now and then with nothing of
-# longhaul on the path (a CI run at 9279797, 60-interop: every packet
-# received, no result printed; another at 4b61ecf, 61-interop #1, lossless,
-# both sides exit 1, 0 of 63860 packets missing). Its output (all of it,
+# longhaul on the path (every packet received, no result printed; or
+# lossless, both sides exiting 1, no packet missing). Its output (all of it,
 # >&3) says which step failed, for the next look.
 perftest_quit() {
 	jq -e '(.client.exit_status != 0 or .server.exit_status != 0)
@@ -81,7 +80,7 @@ taps() {
 # pair_fed [PAIR ARGS]: a pair without longhaul on the path, once more if a guest
 # was starved or perftest failed: nothing of ours is between the guests then,
 # and perftest itself now and then exits 1 after a complete transfer without a
-# word (a CI run: every packet received, neither side printed its result)
+# word (every packet received, neither side printing its result)
 pair_fed() {
 	pair "$@"
 	if starved; then

@@ -158,7 +158,7 @@ lr2_ctr() {
 # gwb and dst: a release burst into a full socket buffer, say) was answered
 # from the Depot's backup pool, none crossed the WAN, except one sent before
 # the QP was paired (the QP's very first packet lost: the Depot learns it from
-# its second; a fresh-clone CI run saw one), which passes as with no gateway
+# its second; a loaded host can show one), which passes as with no gateway
 receiver_saw_no_gap() {
 	jq_assert "$LR2_C" '.naks_sent == 0 and .out_of_sequence_drops == 0' && return 0
 	echo "the responder NAKed $(jq_get "$LR2_C" .naks_sent) times; the Depot answered $(lr2_ctr b depot_nak_local), $(lr2_ctr b depot_nak_unpaired) came before pairing"

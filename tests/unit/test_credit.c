@@ -132,17 +132,21 @@ static void test_pass_through(void)
 	cut.len = cut.bth_off + 6; /* cut inside the BTH */
 	fx_fix_lengths(&cut, cut.len);
 	roce(&other, AF_INET, 0x13);
-	tap_ok(run(&udp, DC_IFINDEX, 0) == TC_NEXT && ctr("non_roce") == n0 + 1,
-	       "UDP that is not RoCEv2: passed, counted non_roce");
-	tap_ok(run(&cut, DC_IFINDEX, 0) == TC_NEXT && ctr("non_roce") == n0 + 2,
-	       "RoCEv2 cut inside its BTH: passed, counted non_roce");
-	tap_ok(run(&v6, DC_IFINDEX, 0) == TC_NEXT && ctr("ipv6") == i0 + 1 &&
-		       flow_of(&v6).fwd_pkts == 0,
-	       "RoCEv2 over IPv6: passed, counted ipv6, no flow");
+	tap_eq_hex(run(&udp, DC_IFINDEX, 0), TC_NEXT, "UDP that is not RoCEv2: passed");
+	tap_eq_int(ctr("non_roce"), n0 + 1, "UDP that is not RoCEv2: counted non_roce");
+	tap_eq_hex(run(&cut, DC_IFINDEX, 0), TC_NEXT, "RoCEv2 cut inside its BTH: passed");
+	tap_eq_int(ctr("non_roce"), n0 + 2, "RoCEv2 cut inside its BTH: counted non_roce");
+	tap_eq_hex(run(&v6, DC_IFINDEX, 0), TC_NEXT, "RoCEv2 over IPv6: passed");
+	tap_eq_int(ctr("ipv6"), i0 + 1, "RoCEv2 over IPv6: counted ipv6");
+	tap_eq_u64(flow_of(&v6).fwd_pkts, 0, "RoCEv2 over IPv6: no flow (forwarded packets)");
 	f = flow_of(&other);
-	tap_ok(run(&other, 5, 0) == TC_NEXT && ctr("unknown") == u0 + 1 &&
-		       !flow_of(&other).flags && !f.flags,
-	       "RoCEv2 of no flow that did not come from the DC: passed, counted unknown, none made");
+	tap_eq_hex(f.flags, 0, "RoCEv2 of no flow: none before (flags)");
+	tap_eq_hex(run(&other, 5, 0), TC_NEXT,
+		   "RoCEv2 of no flow that did not come from the DC: passed");
+	tap_eq_int(ctr("unknown"), u0 + 1,
+		   "RoCEv2 of no flow that did not come from the DC: counted unknown");
+	tap_eq_hex(flow_of(&other).flags, 0,
+		   "RoCEv2 of no flow that did not come from the DC: none made (flags)");
 }
 
 static void test_first_hop(void)
@@ -165,16 +169,24 @@ static void test_first_hop(void)
 	v = run(&p, DC_IFINDEX, 0);
 	f = flow_of(&p);
 	drain();
-	tap_ok(v == TC_SHOT && (f.flags & LH_CRF_FIRST) && f.held_pkts == 1 && f.held_bytes == len &&
-		       ctr("new_flow") == 1 && ctr("held") == held0 + 1,
-	       "first packet from the DC: flow made (first hop), held (verdict %u)", v);
-	tap_ok(nrecs == 2 && recs[0].type == LH_CR_EV_NEW && !memcmp(&recs[0].key, &k, sizeof(k)) &&
-		       rec_sizes[0] == offsetof(struct lh_cr_event, data),
-	       "the agent hears of the new flow: a NEW record with its key, no data");
-	tap_ok(nrecs == 2 && recs[1].type == LH_CR_EV_HOLD && recs[1].len == len &&
-		       recs[1].ifindex == OUT_IFINDEX && !memcmp(&recs[1].key, &k, sizeof(k)) &&
-		       !memcmp(recs[1].data, p.b + p.l3_off, len),
-	       "... and a HOLD record with the whole IP packet, byte for byte (%u bytes)", len);
+	tap_eq_hex(v, TC_SHOT, "first packet from the DC: held (verdict)");
+	tap_eq_hex(f.flags & LH_CRF_FIRST, LH_CRF_FIRST,
+		   "first packet from the DC: flow made (first hop)");
+	tap_eq_u64(f.held_pkts, 1, "first packet from the DC: held packets");
+	tap_eq_u64(f.held_bytes, len, "first packet from the DC: held bytes");
+	tap_eq_int(ctr("new_flow"), 1, "first packet from the DC: counted new_flow");
+	tap_eq_int(ctr("held"), held0 + 1, "first packet from the DC: counted held");
+	tap_eq_int(nrecs, 2, "the agent hears of the new flow: records");
+	tap_eq_u64(recs[0].type, LH_CR_EV_NEW, "the agent hears of the new flow: a NEW record");
+	tap_eq_mem(&recs[0].key, &k, sizeof(k), "the agent hears of the new flow: its key");
+	tap_eq_u64(rec_sizes[0], offsetof(struct lh_cr_event, data),
+		   "the agent hears of the new flow: no data (record size)");
+	tap_eq_u64(recs[1].type, LH_CR_EV_HOLD, "... and a HOLD record");
+	tap_eq_u64(recs[1].len, len, "... the HOLD record: length");
+	tap_eq_u64(recs[1].ifindex, OUT_IFINDEX, "... the HOLD record: ifindex");
+	tap_eq_mem(&recs[1].key, &k, sizeof(k), "... the HOLD record: its key");
+	tap_eq_mem(recs[1].data, p.b + p.l3_off, len,
+		   "... the HOLD record: the whole IP packet, byte for byte (%u bytes)", len);
 
 	/* hold limit while pending: 4 packets, the 5th passes (charged, counted) */
 	run(&p, DC_IFINDEX, 0);
@@ -184,9 +196,13 @@ static void test_first_hop(void)
 	v = run(&p, DC_IFINDEX, 0);
 	f = flow_of(&p);
 	drain();
-	tap_ok(v == TC_NEXT && ctr("hold_full") == full0 + 1 && f.held_pkts == 4 && f.hold_fail == 1 &&
-		       f.fwd_bytes == len && nrecs == 3,
-	       "pending flow at its hold limit: the next packet passes, charged, counted hold_full");
+	tap_eq_hex(v, TC_NEXT, "pending flow at its hold limit: the next packet passes");
+	tap_eq_int(ctr("hold_full"), full0 + 1,
+		   "pending flow at its hold limit: counted hold_full");
+	tap_eq_u64(f.held_pkts, 4, "pending flow at its hold limit: held packets");
+	tap_eq_u64(f.hold_fail, 1, "pending flow at its hold limit: hold_fail");
+	tap_eq_u64(f.fwd_bytes, len, "pending flow at its hold limit: charged (forwarded bytes)");
+	tap_eq_int(nrecs, 3, "pending flow at its hold limit: records");
 
 	/* the agent: path 0 granted 3 packets, the 4 held packets released */
 	g.state = LH_CRS_ACTIVE;
@@ -199,17 +215,22 @@ static void test_first_hop(void)
 	g.released_bytes = 4 * len;
 	grant_set(&p, &g);
 	fw0 = ctr("forwarded");
-	tap_ok(run(&p, DC_IFINDEX, 0) == TC_NEXT && run(&p, DC_IFINDEX, 0) == TC_NEXT &&
-		       run(&p, DC_IFINDEX, 0) == TC_NEXT && ctr("forwarded") == fw0 + 3 &&
-		       flow_of(&p).sent[0] == 3 * len,
-	       "active with credit for 3 packets: 3 forwarded, sent[0] charged");
+	for (int i = 1; i <= 3; i++)
+		tap_eq_hex(run(&p, DC_IFINDEX, 0), TC_NEXT,
+			   "active with credit for 3 packets: packet %d passes", i);
+	tap_eq_int(ctr("forwarded"), fw0 + 3, "active with credit for 3 packets: 3 forwarded");
+	tap_eq_u64(flow_of(&p).sent[0], 3 * len,
+		   "active with credit for 3 packets: sent[0] charged");
 	held0 = ctr("held");
 	v = run(&p, DC_IFINDEX, 0);
 	f = flow_of(&p);
 	drain();
-	tap_ok(v == TC_SHOT && ctr("held") == held0 + 1 && f.held_pkts == 5 &&
-		       f.sent[0] == 3 * len && nrecs == 1 && recs[0].path == 0,
-	       "credit used up: the 4th is held (HOLD record for path 0), not charged");
+	tap_eq_hex(v, TC_SHOT, "credit used up: the 4th is held (verdict)");
+	tap_eq_int(ctr("held"), held0 + 1, "credit used up: counted held");
+	tap_eq_u64(f.held_pkts, 5, "credit used up: held packets");
+	tap_eq_u64(f.sent[0], 3 * len, "credit used up: not charged (sent[0])");
+	tap_eq_int(nrecs, 1, "credit used up: a HOLD record");
+	tap_eq_u64(recs[0].path, 0, "credit used up: the HOLD record's path");
 
 	/* more credit, but an older packet still held: keep the order */
 	g.limit[0] = 100 * len;
@@ -217,21 +238,25 @@ static void test_first_hop(void)
 	v = run(&p, DC_IFINDEX, 0);
 	f = flow_of(&p);
 	drain();
-	tap_ok(v == TC_SHOT && f.held_pkts == 6 && f.sent[0] == 3 * len,
-	       "credit back but older packets held: the new one is held behind them");
+	tap_eq_hex(v, TC_SHOT, "credit back but older packets held: the new one is held (verdict)");
+	tap_eq_u64(f.held_pkts, 6, "credit back but older packets held: held packets");
+	tap_eq_u64(f.sent[0], 3 * len, "credit back but older packets held: sent[0]");
 
 	/* the agent sends the held ones with its mark: charged, never held again */
 	rel0 = ctr("released");
-	tap_ok(run(&p, 9, LH_CR_MARK) == TC_NEXT && run(&p, 9, LH_CR_MARK) == TC_NEXT &&
-		       ctr("released") == rel0 + 2 && flow_of(&p).sent[0] == 5 * len,
-	       "the agent's releases (mark 0x%x): passed and charged to the active path", LH_CR_MARK);
+	for (int i = 1; i <= 2; i++)
+		tap_eq_hex(run(&p, 9, LH_CR_MARK), TC_NEXT,
+			   "the agent's release %d (mark 0x%x): passed", i, LH_CR_MARK);
+	tap_eq_int(ctr("released"), rel0 + 2, "the agent's releases: counted released");
+	tap_eq_u64(flow_of(&p).sent[0], 5 * len,
+		   "the agent's releases: charged to the active path (sent[0])");
 	g.released_pkts = 6;
 	g.released_bytes = 6 * len;
 	grant_set(&p, &g);
 	fw0 = ctr("forwarded");
-	tap_ok(run(&p, DC_IFINDEX, 0) == TC_NEXT && ctr("forwarded") == fw0 + 1 &&
-		       flow_of(&p).sent[0] == 6 * len,
-	       "all released: forwarded against credit again");
+	tap_eq_hex(run(&p, DC_IFINDEX, 0), TC_NEXT, "all released: passed");
+	tap_eq_int(ctr("forwarded"), fw0 + 1, "all released: forwarded against credit again");
+	tap_eq_u64(flow_of(&p).sent[0], 6 * len, "all released: sent[0] charged");
 
 	/* failover: path 1 active on another interface: redirected, not charged here */
 	g.active = 1;
@@ -245,9 +270,13 @@ static void test_first_hop(void)
 	red0 = ctr("redirected");
 	v = run(&p, DC_IFINDEX, 0);
 	f = flow_of(&p);
-	tap_ok(v == TC_REDIRECT && ctr("redirected") == red0 + 1 && f.redirected == 1 &&
-		       f.sent[1] == 0 && f.sent[0] == 6 * len,
-	       "active path on another interface: redirected there (verdict %u), charged there", v);
+	tap_eq_hex(v, TC_REDIRECT, "active path on another interface: redirected there (verdict)");
+	tap_eq_int(ctr("redirected"), red0 + 1,
+		   "active path on another interface: counted redirected");
+	tap_eq_u64(f.redirected, 1, "active path on another interface: the flow's redirected");
+	tap_eq_u64(f.sent[1], 0,
+		   "active path on another interface: charged there, not here (sent[1])");
+	tap_eq_u64(f.sent[0], 6 * len, "active path on another interface: sent[0] as it was");
 
 	/* last hop, open, ending: counted, passed, no credit */
 	for (uint32_t st = LH_CRS_LAST; st <= LH_CRS_ENDING; st++) {
@@ -257,8 +286,10 @@ static void test_first_hop(void)
 		g.state = st;
 		grant_set(&p, &g);
 		v = run(&p, DC_IFINDEX, 0);
-		tap_ok(v == TC_NEXT && ctr("counted") == c0 + 1 && flow_of(&p).fwd_bytes == fwd0 + len,
-		       "state %u (last / open / ending): passed, counted, forwarded bytes grow", st);
+		tap_eq_hex(v, TC_NEXT, "state %u (last / open / ending): passed", st);
+		tap_eq_int(ctr("counted"), c0 + 1, "state %u (last / open / ending): counted", st);
+		tap_eq_u64(flow_of(&p).fwd_bytes, fwd0 + len,
+			   "state %u (last / open / ending): forwarded bytes grow", st);
 	}
 }
 
@@ -277,22 +308,25 @@ static void test_transit(void)
 	bpf_map_update_elem(flow_fd, &k, &zero, BPF_NOEXIST);
 	v = run(&p, 5, 0);
 	f = flow_of(&p);
-	tap_ok(v == TC_NEXT && ctr("counted") == c0 + 1 && f.fwd_bytes == ip_len(&p) && !f.flags,
-	       "transit flow without a grant yet: counted and passed");
+	tap_eq_hex(v, TC_NEXT, "transit flow without a grant yet: passed");
+	tap_eq_int(ctr("counted"), c0 + 1, "transit flow without a grant yet: counted");
+	tap_eq_u64(f.fwd_bytes, ip_len(&p), "transit flow without a grant yet: forwarded bytes");
+	tap_eq_hex(f.flags, 0, "transit flow without a grant yet: flags");
 	grant_set(&p, &g);
 	held0 = ctr("held");
 	v = run(&p, 5, 0);
 	drain();
-	tap_ok(v == TC_SHOT && ctr("held") == held0 + 1 && nrecs == 1,
-	       "transit flow pending its own next hop's credit: held for the agent (verdict %u, %d records)",
-	       v, nrecs);
+	tap_eq_hex(v, TC_SHOT, "transit flow pending its own next hop's credit: held (verdict)");
+	tap_eq_int(ctr("held"), held0 + 1,
+		   "transit flow pending its next hop's credit: counted held");
+	tap_eq_int(nrecs, 1, "transit flow pending its next hop's credit: a record for the agent");
 }
 
 int main(void)
 {
 	h = lh_harness_open("credit_tc", NULL, NULL);
 	if (!h) {
-		tap_ok(false, "load credit_tc.bpf.o");
+		tap_true(false, "load credit_tc.bpf.o");
 		return tap_done();
 	}
 	flow_fd = lh_harness_map_fd(h, "lh_cr_flow");
@@ -300,7 +334,7 @@ int main(void)
 	cfg_fd = lh_harness_map_fd(h, "lh_cr_config");
 	rb = ring_buffer__new(lh_harness_map_fd(h, "lh_cr_events"), on_rec, NULL, NULL);
 	if (!rb || flow_fd < 0 || grant_fd < 0 || cfg_fd < 0) {
-		tap_ok(false, "credit maps and ring buffer");
+		tap_true(false, "credit maps and ring buffer");
 		return tap_done();
 	}
 	cfg_set(1 << 20);

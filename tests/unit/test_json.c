@@ -49,9 +49,10 @@ int main(void)
 	FILE *p;
 	int same = 0;
 
-	tap_ok(!strcmp(compact, "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"u\":18446744073709551615,\"i\":-5,"
-				"\"d\":0.25,\"nan\":null,\"t\":true,\"arr\":[1,{},[],null]}\n"),
-	       "compact output: escapes, u64 max, NaN as null, empty containers");
+	tap_eq_str(compact,
+		   "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"u\":18446744073709551615,\"i\":-5,"
+		   "\"d\":0.25,\"nan\":null,\"t\":true,\"arr\":[1,{},[],null]}\n",
+		   "compact output: escapes, u64 max, NaN as null, empty containers");
 	/* jq, an independent parser, must read the pretty form as the same document */
 	compact[strlen(compact) - 1] = 0; /* the newline */
 	snprintf(cmd, sizeof(cmd), "jq -e --argjson a '%s' '. == $a' >/dev/null 2>&1", compact);
@@ -60,8 +61,8 @@ int main(void)
 		fputs(pretty, p);
 		same = pclose(p) == 0;
 	}
-	tap_ok(same, "pretty output parses (jq) to the same document");
-	tap_ok(strchr(pretty, '\n') != strrchr(pretty, '\n'), "pretty output is indented on lines");
+	tap_true(same, "pretty output parses (jq) to the same document");
+	tap_true(strchr(pretty, '\n') != strrchr(pretty, '\n'), "pretty output is indented on lines");
 	free(compact);
 	free(pretty);
 	return tap_done();

@@ -46,8 +46,8 @@ static void test_md5_suite(void)
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		md5(v[i].in, strlen(v[i].in), d);
 		hex(d, sizeof(d), h);
-		tap_ok(!strcmp(h, v[i].want), "MD5 (\"%.20s%s\") = %s, want %s", v[i].in,
-		       strlen(v[i].in) > 20 ? "..." : "", h, v[i].want);
+		tap_eq_str(h, v[i].want, "MD5 (\"%.20s%s\")", v[i].in,
+			   strlen(v[i].in) > 20 ? "..." : "");
 	}
 }
 
@@ -72,8 +72,8 @@ static void test_md5_streaming(void)
 	}
 	md5_final(&c, d);
 	hex(d, sizeof(d), h);
-	tap_ok(!strcmp(h, "7707d6ae4e027c70eea2a935c2296f21"),
-	       "MD5 of a million 'a' in pieces of 1..97 bytes: %s", h);
+	tap_eq_str(h, "7707d6ae4e027c70eea2a935c2296f21",
+		   "MD5 of a million 'a' in pieces of 1..97 bytes");
 
 	/* every length 0..300 around the 56-byte padding boundary, split at every point of 3 */
 	for (size_t i = 0; i < sizeof(buf); i++)
@@ -86,9 +86,12 @@ static void test_md5_streaming(void)
 			md5_update(&c, buf + cut, len - cut);
 			md5_final(&c, d);
 			same = !memcmp(d, one, sizeof(d));
+			if (!same)
+				tap_diag("  length %zu cut at %zu: the two digests differ", len,
+					 cut);
 		}
 	}
-	tap_ok(same, "MD5 in two pieces equals MD5 in one, lengths 0..300, every cut");
+	tap_true(same, "MD5 in two pieces equals MD5 in one, lengths 0..300, every cut");
 }
 
 static void test_hmac_rfc2202(void)
@@ -128,8 +131,8 @@ static void test_hmac_rfc2202(void)
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		hmac_md5(v[i].key, v[i].key_len, v[i].data, v[i].data_len, d);
 		hex(d, sizeof(d), h);
-		tap_ok(!strcmp(h, v[i].want), "RFC 2202 HMAC-MD5 test_case %zu (key %zu bytes): %s",
-		       i + 1, v[i].key_len, h);
+		tap_eq_str(h, v[i].want, "RFC 2202 HMAC-MD5 test_case %zu (key %zu bytes)", i + 1,
+			   v[i].key_len);
 	}
 	/* the prepared key, streamed: the same digest as case 7 */
 	{
@@ -143,7 +146,7 @@ static void test_hmac_rfc2202(void)
 		hmac_md5_update(&c, data + 10, v[6].data_len - 10);
 		hmac_md5_final(&c, d);
 		hex(d, sizeof(d), h);
-		tap_ok(!strcmp(h, v[6].want), "HMAC-MD5 from a prepared key, in two pieces: %s", h);
+		tap_eq_str(h, v[6].want, "HMAC-MD5 from a prepared key, in two pieces");
 	}
 }
 
@@ -153,12 +156,12 @@ static void test_digest_equal(void)
 
 	memset(a, 0x5a, sizeof(a));
 	memcpy(b, a, sizeof(b));
-	tap_ok(digest_equal(a, b, 16), "digest_equal: equal digests");
+	tap_true(digest_equal(a, b, 16), "digest_equal: equal digests");
 	b[0] ^= 1;
-	tap_ok(!digest_equal(a, b, 16), "digest_equal: first byte differs");
+	tap_true(!digest_equal(a, b, 16), "digest_equal: first byte differs");
 	b[0] ^= 1;
 	b[15] ^= 0x80;
-	tap_ok(!digest_equal(a, b, 16), "digest_equal: last bit differs");
+	tap_true(!digest_equal(a, b, 16), "digest_equal: last bit differs");
 }
 
 static void test_key_lines(void)
@@ -194,14 +197,14 @@ static void test_key_lines(void)
 		size_t len = 0;
 		int err = rsvp_key_line_parse(v[i].line, &id, secret, &len, &why);
 
-		if (v[i].ok)
-			tap_ok(!err && id == v[i].id && len == v[i].len,
-			       "key line '%.40s': id 0x%llx, %zu bytes", v[i].line,
-			       (unsigned long long)id, len);
-		else
-			tap_ok(err == -EINVAL && strstr(why, v[i].why),
-			       "key line '%.40s' refused: %s (want '%s')", v[i].line, why,
-			       v[i].why);
+		if (v[i].ok) {
+			tap_eq_int(err, 0, "key line '%.40s': taken", v[i].line);
+			tap_eq_hex(id, v[i].id, "key line '%.40s': id", v[i].line);
+			tap_eq_u64(len, v[i].len, "key line '%.40s': bytes", v[i].line);
+		} else {
+			tap_eq_int(err, -EINVAL, "key line '%.40s': refused", v[i].line);
+			tap_has_str(why, v[i].why, "key line '%.40s': the reason", v[i].line);
+		}
 	}
 	/* 64 bytes is the most, 65 too many */
 	snprintf(big, sizeof(big), "7 ");
@@ -214,9 +217,11 @@ static void test_key_lines(void)
 		int e64 = rsvp_key_line_parse(big, &id, secret, &len, &why);
 
 		strcat(big, "ab");
-		tap_ok(!e64 && len == 64 && secret[63] == 0xab &&
-			       rsvp_key_line_parse(big, &id, secret, &len, &why) == -EINVAL,
-		       "a key of 64 bytes is taken, of 65 refused (%s)", why);
+		tap_eq_int(e64, 0, "a key of 64 bytes is taken");
+		tap_eq_u64(len, 64, "a key of 64 bytes: its length");
+		tap_eq_hex(secret[63], 0xab, "a key of 64 bytes: its last byte");
+		tap_eq_int(rsvp_key_line_parse(big, &id, secret, &len, &why), -EINVAL,
+			   "a key of 65 bytes is refused (%s)", why);
 	}
 }
 
@@ -243,38 +248,43 @@ static void test_key_files(void)
 
 	p = key_file("# longhaul RSVP key\n\n0x2a 00112233445566778899aabbccddeeff # lab\n", 0600);
 	err = rsvp_key_file_read(p, &kf, why, sizeof(why));
-	tap_ok(!err && kf.id == 42 && kf.len == 16 && kf.secret[15] == 0xff && !kf.loose_mode,
-	       "key file with a comment and a blank line: id %llu, %zu bytes, mode 0600 kept "
-	       "private",
-	       (unsigned long long)kf.id, kf.len);
+	tap_eq_int(err, 0, "key file with a comment and a blank line: read");
+	tap_eq_u64(kf.id, 42, "key file with a comment and a blank line: id");
+	tap_eq_u64(kf.len, 16, "key file with a comment and a blank line: bytes");
+	tap_eq_hex(kf.secret[15], 0xff, "key file with a comment and a blank line: last byte");
+	tap_true(!kf.loose_mode,
+		 "key file with a comment and a blank line: mode 0600 kept private");
 	unlink(p);
 
 	p = key_file("7 00112233445566778899aabbccddeeff\n", 0644);
 	err = rsvp_key_file_read(p, &kf, why, sizeof(why));
-	tap_ok(!err && kf.loose_mode, "a key file others may read is read, and flagged (0644)");
+	tap_eq_int(err, 0, "a key file others may read is read (0644)");
+	tap_true(kf.loose_mode, "a key file others may read is flagged (0644)");
 	unlink(p);
 
 	p = key_file("# nothing\n", 0600);
 	err = rsvp_key_file_read(p, &kf, why, sizeof(why));
-	tap_ok(err == -EINVAL && strstr(why, p) && strstr(why, "no key line"),
-	       "a key file without a key line: %s", why);
+	tap_eq_int(err, -EINVAL, "a key file without a key line: refused");
+	tap_has_str(why, p, "a key file without a key line: the reason names the file");
+	tap_has_str(why, "no key line", "a key file without a key line: the reason");
 	unlink(p);
 
 	p = key_file("7 00112233445566778899aabbccddeeff\n8 00112233445566778899aabbccddeeff\n",
 		     0600);
 	err = rsvp_key_file_read(p, &kf, why, sizeof(why));
-	tap_ok(err == -EINVAL && strstr(why, ":2: a second key line"), "two key lines: %s", why);
+	tap_eq_int(err, -EINVAL, "two key lines: refused");
+	tap_has_str(why, ":2: a second key line", "two key lines: the reason");
 	unlink(p);
 
 	p = key_file("\n0x1000000000000 00112233445566778899aabbccddeeff\n", 0600);
 	err = rsvp_key_file_read(p, &kf, why, sizeof(why));
-	tap_ok(err == -EINVAL && strstr(why, ":2: KEYID above 48 bits"),
-	       "the error names file and line: %s", why);
+	tap_eq_int(err, -EINVAL, "a KEYID above 48 bits: refused");
+	tap_has_str(why, ":2: KEYID above 48 bits", "the error names file and line");
 	unlink(p);
 
 	err = rsvp_key_file_read("/nonexistent/lh-key", &kf, why, sizeof(why));
-	tap_ok(err == -EINVAL && strstr(why, "/nonexistent/lh-key: No such file"),
-	       "a missing key file: %s", why);
+	tap_eq_int(err, -EINVAL, "a missing key file: refused");
+	tap_has_str(why, "/nonexistent/lh-key: No such file", "a missing key file: the reason");
 }
 
 static void test_replay(void)
@@ -283,46 +293,53 @@ static void test_replay(void)
 	struct rsvp_replay r = {0};
 	bool all = true;
 
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 100) == RSVP_E_OK,
-	       "first message of a sender accepted");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 100) == RSVP_E_INTEGRITY_REPLAY,
-	       "the same sequence number again: integrity_replay");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 99) == RSVP_E_OK,
-	       "an older one never seen, reordered on the way: accepted");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 99) == RSVP_E_INTEGRITY_REPLAY,
-	       "... once: integrity_replay the second time");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 100 - RSVP_REPLAY_WINDOW) == RSVP_E_INTEGRITY_REPLAY,
-	       "%d below the highest: outside the window, integrity_replay", RSVP_REPLAY_WINDOW);
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 100 - RSVP_REPLAY_WINDOW + 1) == RSVP_E_OK,
-	       "%d below: the window's last, accepted", RSVP_REPLAY_WINDOW - 1);
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 101) == RSVP_E_OK, "a higher one accepted");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 99) == RSVP_E_INTEGRITY_REPLAY &&
-		       rsvp_replay_accept(&r, &a, 1, 100) == RSVP_E_INTEGRITY_REPLAY,
-	       "the window moved up with it: what was seen stays seen");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 1101) == RSVP_E_OK &&
-		       rsvp_replay_accept(&r, &a, 1, 1101 - RSVP_REPLAY_WINDOW + 1) == RSVP_E_OK &&
-		       rsvp_replay_accept(&r, &a, 1, 101) == RSVP_E_INTEGRITY_REPLAY,
-	       "a jump of 1000: the new window is empty, the old numbers are outside it");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 1102) == RSVP_E_OK &&
-		       rsvp_replay_accept(&r, &a, 1, 1101) == RSVP_E_INTEGRITY_REPLAY,
-	       "a step of 1: the last highest is remembered below the new one");
-	tap_ok(rsvp_replay_accept(&r, &b, 1, 50) == RSVP_E_OK &&
-		       rsvp_replay_accept(&r, &a, 2, 50) == RSVP_E_OK,
-	       "each sender and each key id counts apart");
-	tap_ok(rsvp_replay_accept(&r, &a, 1, 1102) == RSVP_E_INTEGRITY_REPLAY,
-	       "... without changing the others' last number");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 100), RSVP_E_OK,
+		   "first message of a sender accepted");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 100), RSVP_E_INTEGRITY_REPLAY,
+		   "the same sequence number again: integrity_replay");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 99), RSVP_E_OK,
+		   "an older one never seen, reordered on the way: accepted");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 99), RSVP_E_INTEGRITY_REPLAY,
+		   "... once: integrity_replay the second time");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 100 - RSVP_REPLAY_WINDOW), RSVP_E_INTEGRITY_REPLAY,
+		   "%d below the highest: outside the window, integrity_replay",
+		   RSVP_REPLAY_WINDOW);
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 100 - RSVP_REPLAY_WINDOW + 1), RSVP_E_OK,
+		   "%d below: the window's last, accepted", RSVP_REPLAY_WINDOW - 1);
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 101), RSVP_E_OK, "a higher one accepted");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 99), RSVP_E_INTEGRITY_REPLAY,
+		   "the window moved up with it: what was seen stays seen (99)");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 100), RSVP_E_INTEGRITY_REPLAY,
+		   "the window moved up with it: what was seen stays seen (100)");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 1101), RSVP_E_OK, "a jump of 1000: accepted");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 1101 - RSVP_REPLAY_WINDOW + 1), RSVP_E_OK,
+		   "a jump of 1000: the new window is empty");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 101), RSVP_E_INTEGRITY_REPLAY,
+		   "a jump of 1000: the old numbers are outside the window");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 1102), RSVP_E_OK, "a step of 1: accepted");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 1101), RSVP_E_INTEGRITY_REPLAY,
+		   "a step of 1: the last highest is remembered below the new one");
+	tap_eq_int(rsvp_replay_accept(&r, &b, 1, 50), RSVP_E_OK, "each sender counts apart");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 2, 50), RSVP_E_OK, "each key id counts apart");
+	tap_eq_int(rsvp_replay_accept(&r, &a, 1, 1102), RSVP_E_INTEGRITY_REPLAY,
+		   "... without changing the others' last number");
 	for (unsigned int i = r.used; i < RSVP_REPLAY_SLOTS; i++) {
 		union lh_ip_addr s = {.b = {[0] = 0xfd, [14] = 1, [15] = (uint8_t)i}};
 
-		all &= rsvp_replay_accept(&r, &s, 1, 1) == RSVP_E_OK;
+		if (rsvp_replay_accept(&r, &s, 1, 1) != RSVP_E_OK) {
+			if (all)
+				tap_diag("  sender %u of %d refused", i, RSVP_REPLAY_SLOTS);
+			all = false;
+		}
 	}
 	{
 		union lh_ip_addr s = {.b = {[0] = 0xfe}};
 
-		tap_ok(all && rsvp_replay_accept(&r, &s, 1, 1) == RSVP_E_INTEGRITY_REPLAY &&
-			       rsvp_replay_accept(&r, &a, 1, 1103) == RSVP_E_OK,
-		       "%d senders fill the table: a new one is refused, the known ones go on",
-		       RSVP_REPLAY_SLOTS);
+		tap_true(all, "%d senders fill the table: each accepted", RSVP_REPLAY_SLOTS);
+		tap_eq_int(rsvp_replay_accept(&r, &s, 1, 1), RSVP_E_INTEGRITY_REPLAY,
+			   "%d senders fill the table: a new one is refused", RSVP_REPLAY_SLOTS);
+		tap_eq_int(rsvp_replay_accept(&r, &a, 1, 1103), RSVP_E_OK,
+			   "%d senders fill the table: the known ones go on", RSVP_REPLAY_SLOTS);
 	}
 }
 

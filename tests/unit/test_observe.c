@@ -326,9 +326,9 @@ static void truncations(const char *name, const struct fx_pkt *p)
 				tap_diag("  %s cut at %zu: %s", pass ? "lengths fixed" : "raw", len, err);
 		}
 	}
-	tap_ok(bad == 0, "%s cut at every byte (%d frames): right counter, passed unchanged", name,
-	       cases);
-	tap_ok(user_bad == 0, "%s cut at every byte: user-space parser agrees", name);
+	tap_eq_int(bad, 0, "%s cut at every byte (%d frames): right counter, passed unchanged",
+		   name, cases);
+	tap_eq_int(user_bad, 0, "%s cut at every byte: user-space parser agrees", name);
 }
 
 static void test_truncations(void)
@@ -405,8 +405,10 @@ static void test_differential(int n)
 		if (!lh_fixture_check(h, PROG, &f, err, sizeof(err)) && bad++ < 5)
 			tap_diag("  mutation %d (user parser: %s): %s", i, lh_stat_name(m.result), err);
 	}
-	tap_ok(bad == 0, "%d mutated packets (%d still RoCE): BPF parser counts what the user-space parser finds",
-	       n, roce);
+	tap_eq_int(bad, 0,
+		   "%d mutated packets (%d still RoCE): BPF parser counts what the user-space "
+		   "parser finds",
+		   n, roce);
 }
 
 static int enable_icrc(struct bpf_object *obj, void *ctx)
@@ -425,7 +427,7 @@ static void test_icrc_verification(void)
 	struct fx_pkt p;
 
 	h = lh_harness_open("observe", enable_icrc, NULL);
-	if (!tap_ok(h != NULL, "observe.bpf.o loads with ICRC verification on")) {
+	if (!tap_true(h != NULL, "observe.bpf.o loads with ICRC verification on")) {
 		h = plain;
 		return;
 	}
@@ -457,7 +459,7 @@ static void test_icrc_verification(void)
 int main(void)
 {
 	h = lh_harness_open("observe", NULL, NULL);
-	if (!tap_ok(h != NULL, "production observe.bpf.o loads (verifier accepts it)"))
+	if (!tap_true(h != NULL, "production observe.bpf.o loads (verifier accepts it)"))
 		return tap_done();
 	test_every_opcode();
 	test_vlans_and_padding();

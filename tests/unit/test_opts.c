@@ -114,7 +114,7 @@ static void cli_values(void)
 	tap_ok(c.idle_s == 2, "--idle 2s: %u s (want 2)", c.idle_s);
 	tap_ok(c.rate == 10000000000ull, "--rate 10g: %" PRIu64 " (want 1e10)", c.rate);
 	tap_ok(c.size == 4096, "--size 4k: %u (want 4096)", c.size);
-	tap_ok(c.dev && !strcmp(c.dev, "eth0"), "-d: dev %s (want eth0)", c.dev ? c.dev : "NULL");
+	tap_eq_str(c.dev, "eth0", "-d: dev");
 	tap_ok(!strcmp(c.name, "gw1"), "--name: %s (want gw1)", c.name);
 	tap_ok(c.color == BLUE, "--color blue: %d (want %d)", c.color, BLUE);
 	tap_ok(c.fast == true, "--speed red into a bool: %d (want 1)", c.fast);
@@ -165,8 +165,7 @@ static void config_file(void)
 	tap_ok(c.port == 81, "the command line wins: port %u (want 81)", c.port);
 	tap_ok(!strcmp(c.name, "fromfi"), "file's name: %s (want fromfi)", c.name);
 	tap_ok(!c.flag, "flag = no: flag %d (want 0)", c.flag);
-	tap_ok(c.dev && !strcmp(c.dev, "wan0"), "file's dev outlives the file: %s (want wan0)",
-	       c.dev ? c.dev : "NULL");
+	tap_eq_str(c.dev, "wan0", "file's dev outlives the file");
 
 	f = fopen(path, "w");
 	if (f) {

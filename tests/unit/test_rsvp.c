@@ -206,14 +206,12 @@ static void test_checksum_vectors(void)
 	uint8_t msg[] = {0x10, 0x1c, 0x12, 0x34, 0xff, 0x00, 0x00, 0x10,
 			 0x00, 0x08, 0x05, 0x01, 0x00, 0x00, 0x75, 0x30};
 
-	tap_ok(rsvp_checksum(hdr, sizeof(hdr)) == 0xafd8,
-	       "checksum of a bare header: 0x%04x == 0xafd8", rsvp_checksum(hdr, sizeof(hdr)));
-	tap_ok(rsvp_checksum(msg, sizeof(msg)) == 0x7699,
-	       "checksum with an end-around carry, checksum field skipped: 0x%04x == 0x7699",
-	       rsvp_checksum(msg, sizeof(msg)));
+	tap_eq_hex(rsvp_checksum(hdr, sizeof(hdr)), 0xafd8, "checksum of a bare header");
+	tap_eq_hex(rsvp_checksum(msg, sizeof(msg)), 0x7699,
+		   "checksum with an end-around carry, checksum field skipped");
 	msg[2] = 0x76;
 	msg[3] = 0x99;
-	tap_ok(lh_inet_csum(msg, sizeof(msg), 0) == 0, "the message with it sums to all ones");
+	tap_eq_hex(lh_inet_csum(msg, sizeof(msg), 0), 0, "the message with it sums to all ones");
 }
 
 static void test_round_trips(void)
@@ -235,53 +233,72 @@ static void test_round_trips(void)
 							RSVP_DECODE_REQUIRE_CSUM)
 					  : RSVP_ERR_MAX;
 				n2 = e == RSVP_E_OK ? rsvp_encode(&d, again, sizeof(again)) : -1;
-				tap_ok(n > 0 && e == RSVP_E_OK && same_msg(&m, &d) && n2 == n &&
-					       !memcmp(buf, again, (size_t)n),
-				       "round trip %s %s%s: %zd bytes, %s",
-				       rsvp_msg_name(all_types[t]), fam, variant_name(all_types[t], v),
-				       n, rsvp_strerror(e));
+				tap_prefix("round trip %s %s%s: %zd bytes, %s",
+					   rsvp_msg_name(all_types[t]), fam,
+					   variant_name(all_types[t], v), n, rsvp_strerror(e));
+				tap_ge_int(n, 1, "encoded length");
+				tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_OK), "decoded");
+				tap_true(same_msg(&m, &d), "decoded equals the message");
+				tap_eq_int(n2, n, "re-encoded length");
+				tap_eq_mem(buf, again, n > 0 ? (size_t)n : 0, "re-encoded bytes");
+				tap_prefix_end();
 			}
 		}
 	}
 
 	/* A few exact wire bytes: an IPv4 End ACK is 8 + 12 x 5 = 68 bytes */
 	sample(&m, RSVP_MSG_CB_END_ACK, AF_INET, 0);
-	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == 68 && buf[0] == 0x10 && buf[1] == 31 &&
-		       buf[4] == 255 && buf[6] == 0 && buf[7] == 68,
-	       "End ACK header: version 1, type 31, Send_TTL 255, length 68");
+	tap_prefix("End ACK header: version 1, type 31, Send_TTL 255, length 68");
+	tap_eq_int(rsvp_encode(&m, buf, sizeof(buf)), 68, "encoded length");
+	tap_eq_hex(buf[0], 0x10, "version and flags (byte 0)");
+	tap_eq_int(buf[1], 31, "type (byte 1)");
+	tap_eq_int(buf[4], 255, "Send_TTL (byte 4)");
+	tap_eq_int(buf[6], 0, "length high (byte 6)");
+	tap_eq_int(buf[7], 68, "length low (byte 7)");
+	tap_prefix_end();
 	/* MESSAGE_ID_ACK first, then SESSION 10.0.1.2 UDP 4791, then RDMA_QP */
-	tap_ok(!memcmp(buf + 8, "\x00\x0c\x18\x01\x00\x12\x34\x56\x00\x00\x04\x06", 12) &&
-		       !memcmp(buf + 20, "\x00\x0c\x01\x01\x0a\x00\x01\x02\x11\x00\x12\xb7", 12) &&
-		       !memcmp(buf + 32, "\x00\x0c\x7d\x01\x00\x00\x7e\xd9\x00\x00\x12\x34", 12),
-	       "End ACK objects: MESSAGE_ID_ACK, SESSION (UDP 4791), RDMA_QP (PEN 32473, QPN "
-	       "0x1234)");
+	tap_prefix("End ACK objects: MESSAGE_ID_ACK, SESSION (UDP 4791), RDMA_QP (PEN 32473, QPN "
+		   "0x1234)");
+	tap_eq_mem(buf + 8, "\x00\x0c\x18\x01\x00\x12\x34\x56\x00\x00\x04\x06", 12,
+		   "MESSAGE_ID_ACK (bytes 8..19)");
+	tap_eq_mem(buf + 20, "\x00\x0c\x01\x01\x0a\x00\x01\x02\x11\x00\x12\xb7", 12,
+		   "SESSION (bytes 20..31)");
+	tap_eq_mem(buf + 32, "\x00\x0c\x7d\x01\x00\x00\x7e\xd9\x00\x00\x12\x34", 12,
+		   "RDMA_QP (bytes 32..43)");
+	tap_prefix_end();
 	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
 	{
 		ssize_t n = rsvp_encode(&m, buf, sizeof(buf));
 		const uint8_t *c = buf + n - 24;
 
-		tap_ok(n == 92 &&
-			       !memcmp(c, "\x00\x18\x7c\x01\x00\x00\x7e\xd9\x00\x00\x00\x00", 12) &&
-			       !memcmp(c + 12, "\x00\x01\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00",
-				       12),
-		       "Credit object last: class 124, unit 0 (byte), credit 65536, limit 2^32 + "
-		       "65536");
+		tap_prefix("Credit object last: class 124, unit 0 (byte), credit 65536, limit 2^32 "
+			   "+ 65536");
+		tap_eq_int(n, 92, "encoded length");
+		tap_eq_mem(c, "\x00\x18\x7c\x01\x00\x00\x7e\xd9\x00\x00\x00\x00", 12,
+			   "header, PEN and unit");
+		tap_eq_mem(c + 12, "\x00\x01\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00", 12,
+			   "credit and limit");
+		tap_prefix_end();
 	}
 	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 2);
 	{
 		ssize_t n = rsvp_encode(&m, buf, sizeof(buf));
 		const uint8_t *c = buf + n - 32;
 
-		tap_ok(n == 112 && !memcmp(c, "\x00\x20\x7c\x01\x00\x00\x7e\xd9", 8) &&
-			       !memcmp(c + 24, "\x00\x00\x00\x01\x00\x00\x10\x00", 8),
-		       "Credit object with Accepted: length 32, Accepted 2^32 + 4096 last (%zd bytes)",
-		       n);
+		tap_prefix("Credit object with Accepted: length 32, Accepted 2^32 + 4096 last (%zd "
+			   "bytes)",
+			   n);
+		tap_eq_int(n, 112, "encoded length");
+		tap_eq_mem(c, "\x00\x20\x7c\x01\x00\x00\x7e\xd9", 8, "header and PEN");
+		tap_eq_mem(c + 24, "\x00\x00\x00\x01\x00\x00\x10\x00", 8, "Accepted");
+		tap_prefix_end();
 	}
-	tap_ok(rsvp_credit_bytes(4, RSVP_CREDIT_UNIT_MB) == 4u << 20 &&
-		       rsvp_credit_bytes(1, 40) == 1ull << 40 &&
-		       rsvp_credit_bytes(0xffffffffu, 63) == UINT64_MAX &&
-		       rsvp_credit_bytes(0, 63) == 0,
-	       "credit in bytes: 4 MB, 2^40, saturation");
+	tap_prefix("credit in bytes: 4 MB, 2^40, saturation");
+	tap_eq_u64(rsvp_credit_bytes(4, RSVP_CREDIT_UNIT_MB), 4u << 20, "4 in MB");
+	tap_eq_u64(rsvp_credit_bytes(1, 40), 1ull << 40, "1 in units of 2^40");
+	tap_eq_u64(rsvp_credit_bytes(0xffffffffu, 63), UINT64_MAX, "2^32 - 1 in units of 2^63");
+	tap_eq_u64(rsvp_credit_bytes(0, 63), 0, "0 in units of 2^63");
+	tap_prefix_end();
 }
 
 static void test_encode_refusals(void)
@@ -290,17 +307,17 @@ static void test_encode_refusals(void)
 	struct rsvp_msg m;
 
 	sample(&m, RSVP_MSG_CB_PATH, AF_INET, 0);
-	tap_ok(rsvp_encode(&m, buf, 40) == -ENOSPC, "encode: -ENOSPC when the buffer is short");
+	tap_eq_int(rsvp_encode(&m, buf, 40), -ENOSPC, "encode: -ENOSPC when the buffer is short");
 	m.objs &= ~RSVP_OBJ_RDMA_QP;
-	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL, "encode: mandatory object missing");
+	tap_eq_int(rsvp_encode(&m, buf, sizeof(buf)), -EINVAL, "encode: mandatory object missing");
 	sample(&m, RSVP_MSG_CB_END, AF_INET, 0);
 	m.objs |= RSVP_OBJ_CREDIT;
-	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL, "encode: Credit not allowed in End");
+	tap_eq_int(rsvp_encode(&m, buf, sizeof(buf)), -EINVAL, "encode: Credit not allowed in End");
 	sample(&m, RSVP_MSG_CB_PATH, AF_INET, 0);
 	m.flow.dqpn = 0x1000000;
-	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL, "encode: QPN beyond 24 bits");
+	tap_eq_int(rsvp_encode(&m, buf, sizeof(buf)), -EINVAL, "encode: QPN beyond 24 bits");
 	sample(&m, 1, AF_INET, 0);
-	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL, "encode: message type 1 not spoken");
+	tap_eq_int(rsvp_encode(&m, buf, sizeof(buf)), -EINVAL, "encode: message type 1 not spoken");
 }
 
 /* A valid Reserve (IPv4, with the initial-answer objects) into buf; its length */
@@ -364,7 +381,7 @@ static void expect(const uint8_t *buf, size_t len, unsigned int flags, enum rsvp
 	struct rsvp_msg d;
 	enum rsvp_err e = rsvp_decode(buf, len, &d, flags);
 
-	tap_ok(e == want, "%s: %s (%s)", what, rsvp_err_name(e), rsvp_strerror(e));
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(want), "%s (%s)", what, rsvp_strerror(e));
 }
 
 static void test_malformed(void)
@@ -436,8 +453,10 @@ static void test_malformed(void)
 	fix_csum(b, len);
 	expect(b, len, 0, RSVP_E_OBJ_OVERRUN, "last object's length 4 past the end");
 	rsvp_decode(b, len, &d, 0);
-	tap_ok(d.err_off == off && d.err_class == RSVP_CLASS_CREDIT,
-	       "the reason points at the object: offset %zu, class %u", d.err_off, d.err_class);
+	tap_prefix("the reason points at the object: offset %zu, class %u", d.err_off, d.err_class);
+	tap_eq_int(d.err_off, off, "offset");
+	tap_eq_int(d.err_class, RSVP_CLASS_CREDIT, "class");
+	tap_prefix_end();
 	memcpy(b, buf, len);
 	b[off] = 0x80;
 	fix_csum(b, len);
@@ -455,10 +474,13 @@ static void test_malformed(void)
 		uint16_t value = 0;
 		bool sent = rsvp_err_to_error_spec(RSVP_E_UNKNOWN_CTYPE, &d, &code, &value);
 
-		tap_ok(sent && code == 14 && value == (1 << 8 | 7),
-		       "unknown C-Type earns ERROR_SPEC code 14, value 0x%04x", value);
-		tap_ok(!rsvp_err_to_error_spec(RSVP_E_CHECKSUM, &d, &code, &value),
-		       "a bad checksum earns no error message (dropped silently)");
+		tap_prefix("unknown C-Type earns ERROR_SPEC code 14, value 0x%04x", value);
+		tap_true(sent, "an error message is sent");
+		tap_eq_int(code, 14, "ERROR_SPEC code");
+		tap_eq_hex(value, (1 << 8 | 7), "ERROR_SPEC value");
+		tap_prefix_end();
+		tap_true(!rsvp_err_to_error_spec(RSVP_E_CHECKSUM, &d, &code, &value),
+			 "a bad checksum earns no error message (dropped silently)");
 	}
 	memcpy(b, buf, len);
 	b[off + 3] = 2; /* IPv6, but 12 bytes long */
@@ -474,7 +496,7 @@ static void test_malformed(void)
 	expect(b, len, 0, RSVP_E_NOT_RDMA, "SESSION port 4792");
 
 	off = find_obj(buf, len, RSVP_CLASS_CREDIT);
-	tap_ok(off + 24 == len, "the Credit object is the Reserve's last");
+	tap_eq_int(off + 24, len, "the Credit object is the Reserve's last");
 	memcpy(b, buf, len);
 	b[off + 8] = 41;
 	fix_csum(b, len);
@@ -506,7 +528,7 @@ static void test_malformed(void)
 	expect(b, del_obj(b, len, find_obj(buf, len, RSVP_CLASS_RSVP_HOP)), 0, RSVP_E_MISSING,
 	       "Reserve without RSVP_HOP");
 	rsvp_decode(b, len - 12, &d, 0);
-	tap_ok(d.err_class == RSVP_CLASS_RSVP_HOP, "missing object named: class %u", d.err_class);
+	tap_eq_int(d.err_class, RSVP_CLASS_RSVP_HOP, "missing object named: class %u", d.err_class);
 	memcpy(b, buf, len);
 	{
 		size_t n = del_obj(b, len, find_obj(buf, len, RSVP_CLASS_TIME_VALUES));
@@ -541,8 +563,12 @@ static void test_unknown_classes(void)
 	n = add_obj(b, len, 100, 1, 4); /* 0bbbbbbb */
 	expect(b, n, 0, RSVP_E_UNKNOWN_CLASS, "class 100 (0bbbbbbb): message rejected");
 	rsvp_decode(b, n, &d, 0);
-	tap_ok(d.err_off == len && d.err_class == 100 && d.err_ctype == 1,
-	       "... naming the object at %zu, class %u/%u", d.err_off, d.err_class, d.err_ctype);
+	tap_prefix("... naming the object at %zu, class %u/%u", d.err_off, d.err_class,
+		   d.err_ctype);
+	tap_eq_int(d.err_off, len, "offset");
+	tap_eq_int(d.err_class, 100, "class");
+	tap_eq_int(d.err_ctype, 1, "C-Type");
+	tap_prefix_end();
 	memcpy(b, buf, len);
 	n = add_obj(b, len, 127, 9, 0);
 	expect(b, n, 0, RSVP_E_UNKNOWN_CLASS, "class 127 (0bbbbbbb, vendor private, not ours)");
@@ -551,19 +577,29 @@ static void test_unknown_classes(void)
 	n = add_obj(b, len, 150, 1, 8); /* 10bbbbbb */
 	n = add_obj(b, n, 191, 3, 4);
 	e = rsvp_decode(b, n, &d, RSVP_DECODE_REQUIRE_CSUM);
-	tap_ok(e == RSVP_E_OK && d.ignored == 2 && d.fwd_len == 0,
-	       "classes 150 and 191 (10bbbbbb): ignored, not forwarded (ignored %u)", d.ignored);
+	tap_prefix("classes 150 and 191 (10bbbbbb): ignored, not forwarded (ignored %u)",
+		   d.ignored);
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_OK), "decoded");
+	tap_eq_int(d.ignored, 2, "objects ignored");
+	tap_eq_int(d.fwd_len, 0, "bytes to forward");
+	tap_prefix_end();
 
 	memcpy(b, buf, len);
 	n = add_obj(b, len, 200, 1, 8); /* 11bbbbbb */
 	n = add_obj(b, n, 255, 7, 0);
 	e = rsvp_decode(b, n, &d, RSVP_DECODE_REQUIRE_CSUM);
-	tap_ok(e == RSVP_E_OK && d.forwarded == 2 && d.fwd_len == 16 && !memcmp(d.fwd, b + len, 16),
-	       "classes 200 and 255 (11bbbbbb): kept as received (%u objects, %zu bytes)",
-	       d.forwarded, d.fwd_len);
+	tap_prefix("classes 200 and 255 (11bbbbbb): kept as received (%u objects, %zu bytes)",
+		   d.forwarded, d.fwd_len);
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_OK), "decoded");
+	tap_eq_int(d.forwarded, 2, "objects to forward");
+	tap_eq_int(d.fwd_len, 16, "bytes to forward");
+	tap_eq_mem(d.fwd, b + len, 16, "the objects as received");
+	tap_prefix_end();
 	n2 = rsvp_encode(&d, again, sizeof(again));
-	tap_ok(n2 == (ssize_t)n && !memcmp(again, b, n),
-	       "... and forwarded unmodified when the message is re-encoded");
+	tap_prefix("... and forwarded unmodified when the message is re-encoded");
+	tap_eq_int(n2, (ssize_t)n, "re-encoded length");
+	tap_eq_mem(again, b, n, "re-encoded bytes");
+	tap_prefix_end();
 
 	/* more to forward than there is room for */
 	memcpy(b, buf, len);
@@ -677,10 +713,11 @@ static void test_fuzz(int rounds)
 			fix_csum(b, len);
 		bad += !fuzz_one(b, len, &accepted, hist);
 	}
-	tap_ok(bad == 0,
-	       "fuzz: %d inputs, no crash, every accepted one re-encodes to itself (%u accepted, "
-	       "%u broken)",
-	       4 * rounds, accepted, bad);
+	tap_eq_int(
+		bad, 0,
+		"fuzz: %d inputs, no crash, every accepted one re-encodes to itself (%u accepted, "
+		"%u broken)",
+		4 * rounds, accepted, bad);
 	for (int e = 0; e < RSVP_ERR_MAX; e++)
 		if (hist[e])
 			tap_diag("  %-14s %u", rsvp_err_name((enum rsvp_err)e), hist[e]);
@@ -755,50 +792,54 @@ static void test_integrity_round_trips(void)
 					all = false;
 				}
 			}
-	tap_ok(all, "every message type, IPv4 and IPv6, signed: decodes, verifies, re-encodes to "
-		    "itself");
+	tap_true(all, "every message type, IPv4 and IPv6, signed: decodes, verifies, re-encodes to "
+		      "itself");
 
 	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
 	n = encode_signed(&m, buf, &k, SAMPLE_SEQ);
 	/* RFC 2747 section 2.1's layout, right after the common header */
-	tap_ok(n == 92 + RSVP_INTEGRITY_LEN &&
-		       !memcmp(buf + 8, "\x00\x24\x04\x01\x00\x00\x12\x34\x56\x78\x9a\xbc", 12) &&
-		       !memcmp(buf + 20, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8) &&
-		       buf[44] == 0x00 && buf[45] == 0x0c /* MESSAGE_ID follows */,
-	       "INTEGRITY first: length 36, class 4, C-Type 1, flags 0, key id 0x123456789abc, "
-	       "sequence 0x0123456789abcdef (%zu bytes)",
-	       n);
+	tap_prefix("INTEGRITY first: length 36, class 4, C-Type 1, flags 0, key id 0x123456789abc, "
+		   "sequence 0x0123456789abcdef (%zu bytes)",
+		   n);
+	tap_eq_int(n, 92 + RSVP_INTEGRITY_LEN, "encoded length");
+	tap_eq_mem(buf + 8, "\x00\x24\x04\x01\x00\x00\x12\x34\x56\x78\x9a\xbc", 12,
+		   "header, flags and key id (bytes 8..19)");
+	tap_eq_mem(buf + 20, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8, "sequence (bytes 20..27)");
+	tap_eq_hex(buf[44], 0x00, "next object's length high (byte 44)");
+	tap_eq_hex(buf[45], 0x0c, "next object's length low (byte 45): MESSAGE_ID follows");
+	tap_prefix_end();
 	/* the digest, computed apart: HMAC-MD5 of the message with checksum and digest zero */
 	memcpy(copy, buf, n);
 	memset(copy + 2, 0, 2);
 	memset(copy + 28, 0, MD5_DIGEST_LEN);
 	hmac_md5(sample_secret, sizeof(sample_secret), copy, n, want);
-	tap_ok(!memcmp(buf + 28, want, MD5_DIGEST_LEN),
-	       "the digest is HMAC-MD5 over the whole message, checksum and digest zero");
-	tap_ok(lh_inet_csum(buf, n, 0) == 0, "the checksum, computed after the digest, is right");
+	tap_eq_mem(buf + 28, want, MD5_DIGEST_LEN,
+		   "the digest is HMAC-MD5 over the whole message, checksum and digest zero");
+	tap_eq_int(lh_inet_csum(buf, n, 0), 0, "the checksum, computed after the digest, is right");
 
 	/* INTEGRITY elsewhere than first (another sender's order): found and verified */
 	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 1);
 	n = (size_t)rsvp_encode(&m, buf, sizeof(buf));
-	tap_ok(rsvp_sign(buf, n, &k, 1) == -EINVAL,
-	       "rsvp_sign: a message without INTEGRITY, -EINVAL");
+	tap_eq_int(rsvp_sign(buf, n, &k, 1), -EINVAL,
+		   "rsvp_sign: a message without INTEGRITY, -EINVAL");
 	n = add_obj(buf, n, RSVP_CLASS_INTEGRITY, 1, RSVP_INTEGRITY_LEN - 4);
 	{
-		bool ok = !rsvp_sign(buf, n, &k, 5) && check_signed(buf, n, &k, &d) == RSVP_E_OK;
-
-		tap_ok(ok && d.integrity.digest_off == n - MD5_DIGEST_LEN && d.integrity.seq == 5,
-		       "INTEGRITY as the last object: signed, decoded (digest at %zu of %zu), "
-		       "verified",
-		       d.integrity.digest_off, n);
+		tap_prefix("INTEGRITY as the last object");
+		tap_eq_int(rsvp_sign(buf, n, &k, 5), 0, "signed");
+		tap_eq_str(rsvp_err_name(check_signed(buf, n, &k, &d)), rsvp_err_name(RSVP_E_OK),
+			   "decoded and verified");
+		tap_eq_int(d.integrity.digest_off, n - MD5_DIGEST_LEN, "digest offset");
+		tap_eq_int(d.integrity.seq, 5, "sequence");
+		tap_prefix_end();
 	}
 
 	sample(&m, RSVP_MSG_CB_END, AF_INET, 0);
 	m.objs |= RSVP_OBJ_INTEGRITY;
 	m.integrity.key_id = RSVP_KEY_ID_MAX + 1;
-	tap_ok(rsvp_encode(&m, buf, sizeof(buf)) == -EINVAL,
-	       "encode: Key Identifier beyond 48 bits");
-	tap_ok(rsvp_key_init(&k, RSVP_KEY_ID_MAX + 1, sample_secret, 16) == -EINVAL,
-	       "rsvp_key_init: Key Identifier beyond 48 bits");
+	tap_eq_int(rsvp_encode(&m, buf, sizeof(buf)), -EINVAL,
+		   "encode: Key Identifier beyond 48 bits");
+	tap_eq_int(rsvp_key_init(&k, RSVP_KEY_ID_MAX + 1, sample_secret, 16), -EINVAL,
+		   "rsvp_key_init: Key Identifier beyond 48 bits");
 }
 
 static void test_integrity_refusals(void)
@@ -835,64 +876,79 @@ static void test_integrity_refusals(void)
 		else
 			decoder++;
 	}
-	tap_ok(accepted == 0 && keyid == 6 && digest + keyid + decoder == n && digest > n / 2,
-	       "each of the %zu bytes flipped: refused, %u as integrity_digest, %u as "
-	       "integrity_key "
-	       "(the Key Identifier's 6), %u by the decoder",
-	       n, digest, keyid, decoder);
+	tap_prefix("each of the %zu bytes flipped: refused, %u as integrity_digest, %u as "
+		   "integrity_key (the Key Identifier's 6), %u by the decoder",
+		   n, digest, keyid, decoder);
+	tap_eq_int(accepted, 0, "accepted");
+	tap_eq_int(keyid, 6, "refused as integrity_key");
+	tap_eq_int(digest + keyid + decoder, n, "refused in all");
+	tap_ge_int(digest, n / 2 + 1, "refused as integrity_digest (more than half)");
+	tap_prefix_end();
 	/* the bytes the decoder does not look into are all the digest's to catch */
 	{
 		size_t c = find_obj(buf, n, RSVP_CLASS_CREDIT), i;
 		bool all = true;
 
-		for (i = c + 8; i < c + 32; i++) {
+		e = RSVP_E_OK;
+		for (i = c + 8; i < c + 32 && all; i++) {
 			memcpy(b, buf, n);
 			b[i] ^= 0x01;
 			fix_csum(b, n);
-			all &= check_signed(b, n, &k, &d) == RSVP_E_INTEGRITY_DIGEST;
+			e = check_signed(b, n, &k, &d);
+			all = e == RSVP_E_INTEGRITY_DIGEST;
 		}
+		tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_INTEGRITY_DIGEST),
+			   "a bit flipped in each byte of the Credit values: integrity_digest "
+			   "(the last byte tried: %zu)",
+			   i - 1);
 		memcpy(b, buf, n);
 		b[9 + 4] ^= 0x01; /* the INTEGRITY reserved byte */
 		fix_csum(b, n);
-		all &= check_signed(b, n, &k, &d) == RSVP_E_INTEGRITY_DIGEST;
-		tap_ok(all, "a bit flipped in the Credit values or in INTEGRITY's reserved byte: "
-			    "integrity_digest");
+		tap_eq_str(rsvp_err_name(check_signed(b, n, &k, &d)),
+			   rsvp_err_name(RSVP_E_INTEGRITY_DIGEST),
+			   "a bit flipped in INTEGRITY's reserved byte: integrity_digest");
 	}
 
 	e = check_signed(buf, n, &other_id, &d);
-	tap_ok(e == RSVP_E_INTEGRITY_KEY, "verified against another key id: %s", rsvp_err_name(e));
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_INTEGRITY_KEY),
+		   "verified against another key id: %s", rsvp_err_name(e));
 	e = check_signed(buf, n, &other_secret, &d);
-	tap_ok(e == RSVP_E_INTEGRITY_DIGEST, "same key id, another secret: %s", rsvp_err_name(e));
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_INTEGRITY_DIGEST),
+		   "same key id, another secret: %s", rsvp_err_name(e));
 	memcpy(b, buf, n);
 	if (rsvp_sign(b, n, &other_secret, SAMPLE_SEQ + 1))
 		abort();
 	e = check_signed(b, n, &k, &d);
-	tap_ok(e == RSVP_E_INTEGRITY_DIGEST, "signed with another secret under our key id: %s",
-	       rsvp_err_name(e));
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_INTEGRITY_DIGEST),
+		   "signed with another secret under our key id: %s", rsvp_err_name(e));
 
 	/* the same message twice: the digest is right both times, the sequence number is not */
 	e = check_signed(buf, n, &k, &d);
 	if (!e)
 		e = rsvp_replay_accept(&replay, &from, d.integrity.key_id, d.integrity.seq);
-	tap_ok(e == RSVP_E_OK, "first arrival: verified and accepted");
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_OK),
+		   "first arrival: verified and accepted");
 	e = check_signed(buf, n, &k, &d);
 	if (!e)
 		e = rsvp_replay_accept(&replay, &from, d.integrity.key_id, d.integrity.seq);
-	tap_ok(e == RSVP_E_INTEGRITY_REPLAY, "the same message replayed: %s", rsvp_err_name(e));
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_INTEGRITY_REPLAY),
+		   "the same message replayed: %s", rsvp_err_name(e));
 	memcpy(b, buf, n);
 	rsvp_sign(b, n, &k, SAMPLE_SEQ + 1);
 	e = check_signed(b, n, &k, &d);
 	if (!e)
 		e = rsvp_replay_accept(&replay, &from, d.integrity.key_id, d.integrity.seq);
-	tap_ok(e == RSVP_E_OK, "the next sequence number: accepted");
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_OK),
+		   "the next sequence number: accepted");
 
 	sample(&m, RSVP_MSG_CB_RESERVE, AF_INET, 2);
 	n = (size_t)rsvp_encode(&m, buf, sizeof(buf));
 	e = check_signed(buf, n, &k, &d);
-	tap_ok(e == RSVP_E_INTEGRITY_MISSING, "no INTEGRITY while a key is configured: %s",
-	       rsvp_err_name(e));
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_INTEGRITY_MISSING),
+		   "no INTEGRITY while a key is configured: %s", rsvp_err_name(e));
 	e = rsvp_decode(buf, n, &d, RSVP_DECODE_REQUIRE_CSUM);
-	tap_ok(e == RSVP_E_OK, "... and the same message decodes where no key is (not verified)");
+	tap_eq_str(rsvp_err_name(e), rsvp_err_name(RSVP_E_OK),
+		   "... and the same message decodes where no key is (not verified)");
 }
 
 /* Malformed INTEGRITY objects: the decoder refuses them, key or none */
@@ -946,7 +1002,7 @@ static void test_integrity_malformed(void)
 	for (i = 0; i < sizeof(all_types); i++)
 		if (!(rsvp_allowed_objs(all_types[i]) & RSVP_OBJ_INTEGRITY))
 			break;
-	tap_ok(i == sizeof(all_types), "INTEGRITY allowed in every message type longhaul speaks");
+	tap_eq_int(i, sizeof(all_types), "INTEGRITY allowed in every message type longhaul speaks");
 }
 
 /* Mutations of a signed message: whatever decodes must not verify unless unchanged */
@@ -982,9 +1038,9 @@ static void test_integrity_fuzz(int rounds)
 		decoded++;
 		bad += rsvp_verify(b, n, &d, &k) == RSVP_E_OK;
 	}
-	tap_ok(bad == 0,
-	       "fuzz: %d mutations of a signed Reserve, %u decoded, none verified (%u did)", rounds,
-	       decoded, bad);
+	tap_eq_int(bad, 0,
+		   "fuzz: %d mutations of a signed Reserve, %u decoded, none verified (%u did)",
+		   rounds, decoded, bad);
 }
 
 /* ---------------------------------------------------------------- --pcap */

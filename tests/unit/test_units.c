@@ -13,12 +13,12 @@ static void time_is(const char *s, const char *bare, int want_rc, uint64_t want)
 	uint64_t ns = 0;
 	int rc = lh_parse_time_ns(s, bare, &ns);
 
-	if (want_rc)
-		tap_ok(rc == want_rc, "time '%s' (bare %s): refused (rc %d, want %d)", s,
-		       bare ? bare : "none", rc, want_rc);
-	else
-		tap_ok(!rc && ns == want, "time '%s' (bare %s): %" PRIu64 " ns (want %" PRIu64 ", rc %d)",
-		       s, bare ? bare : "none", ns, want, rc);
+	if (want_rc) {
+		tap_eq_int(rc, want_rc, "time '%s' (bare %s): refused", s, bare ? bare : "none");
+	} else {
+		tap_eq_int(rc, 0, "time '%s' (bare %s): taken", s, bare ? bare : "none");
+		tap_eq_u64(ns, want, "time '%s' (bare %s): ns", s, bare ? bare : "none");
+	}
 }
 
 static void rate_is(const char *s, bool bare_ok, int want_rc, uint64_t want)
@@ -26,11 +26,12 @@ static void rate_is(const char *s, bool bare_ok, int want_rc, uint64_t want)
 	uint64_t bps = 0;
 	int rc = lh_parse_rate_bps(s, bare_ok, &bps);
 
-	if (want_rc)
-		tap_ok(rc == want_rc, "rate '%s': refused (rc %d, want %d)", s, rc, want_rc);
-	else
-		tap_ok(!rc && bps == want, "rate '%s': %" PRIu64 " bit/s (want %" PRIu64 ", rc %d)", s,
-		       bps, want, rc);
+	if (want_rc) {
+		tap_eq_int(rc, want_rc, "rate '%s': refused", s);
+	} else {
+		tap_eq_int(rc, 0, "rate '%s': taken", s);
+		tap_eq_u64(bps, want, "rate '%s': bit/s", s);
+	}
 }
 
 static void bytes_is(const char *s, int want_rc, uint64_t want)
@@ -38,11 +39,12 @@ static void bytes_is(const char *s, int want_rc, uint64_t want)
 	uint64_t b = 0;
 	int rc = lh_parse_bytes(s, &b);
 
-	if (want_rc)
-		tap_ok(rc == want_rc, "size '%s': refused (rc %d, want %d)", s, rc, want_rc);
-	else
-		tap_ok(!rc && b == want, "size '%s': %" PRIu64 " bytes (want %" PRIu64 ", rc %d)", s, b,
-		       want, rc);
+	if (want_rc) {
+		tap_eq_int(rc, want_rc, "size '%s': refused", s);
+	} else {
+		tap_eq_int(rc, 0, "size '%s': taken", s);
+		tap_eq_u64(b, want, "size '%s': bytes", s);
+	}
 }
 
 int main(void)

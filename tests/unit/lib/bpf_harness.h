@@ -96,7 +96,11 @@ int64_t lh_counter_read(struct lh_harness *h, const char *counter);
 bool lh_fixture_check(struct lh_harness *h, const char *prog, const struct lh_fixture *f,
 		      char *err, size_t err_len);
 
-/* lh_fixture_check plus one TAP line (and a diagnostic when it fails) */
+/*
+ * Run a fixture as test points, each under its description: the verdict, the
+ * output length and bytes, each named counter's move, and the other counter
+ * fields unchanged (those that moved named in diagnostics); true when all hold
+ */
 bool lh_fixture_run(struct lh_harness *h, const char *prog, const struct lh_fixture *f);
 
 #endif /* LH_BPF_HARNESS_H */

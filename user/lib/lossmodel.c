@@ -100,7 +100,7 @@ int lh_parse_percent(const char *s, double *p)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || strcmp(end, "%") || !isfinite(v) || v < 0 || v > 100)
+	if (errno || end == s || strcmp(end, "%") != 0 || !isfinite(v) || v < 0 || v > 100)
 		return -EINVAL;
 	*p = v / 100;
 	return 0;
@@ -176,10 +176,10 @@ static int parse_psn_list(char *list, struct lh_loss_spec *spec, char *err, size
 		colon = strchr(item, ':');
 		if (colon) {
 			*colon = 0;
-			if (strcmp(item, "*") && (parse_u64(item, &qpn) || qpn > 0xffffff))
-				goto bad;
-			if (!strcmp(item, "*"))
+			if (strcmp(item, "*") == 0)
 				qpn = LH_PSN_ANY_QP;
+			else if (parse_u64(item, &qpn) || qpn > 0xffffff)
+				goto bad;
 			item = colon + 1;
 		}
 		dash = strchr(item, '-');
@@ -220,105 +220,137 @@ bad:
 		    "psn: bad item (want [QPN:]PSN[-PSN], QPN and PSN < 2^24, QPN * for any)");
 }
 
+/* random P% [CORR%], or just P%: w[0] is "random" or the percentage */
+static int parse_random(char **w, int nw, struct lh_loss_spec *spec, char *err, size_t errlen)
+{
+	static const char *const names[] = {"random", "correlation"};
+	int off = strcmp(w[0], "random") == 0 ? 1 : 0;
+	uint32_t v[2] = {0};
+	int ret;
+
+	if (nw - off < 1)
+		return fail(err, errlen, "random: missing percentage");
+	ret = parse_probs(w + off, nw - off, 2, v, names, err, errlen);
+	if (ret)
+		return ret;
+	spec->kind = LH_LOSS_RANDOM;
+	spec->random.p = v[0];
+	spec->random.corr = nw - off > 1 ? v[1] : 0;
+	return 0;
+}
+
+/* gemodel P% [R% [1-H% [1-K%]]] */
+static int parse_gemodel(char **w, int nw, struct lh_loss_spec *spec, char *err, size_t errlen)
+{
+	static const char *const names[] = {"gemodel p", "r", "1-h", "1-k"};
+	uint32_t v[4] = {0};
+	int ret;
+
+	if (nw < 2)
+		return fail(err, errlen, "gemodel: missing p");
+	ret = parse_probs(w + 1, nw - 1, 4, v, names, err, errlen);
+	if (ret)
+		return ret;
+	/* iproute2's defaults: r = 1 - p, 1-h = 100 %, 1-k = 0 */
+	spec->kind = LH_LOSS_GEMODEL;
+	spec->ge.p = v[0];
+	spec->ge.r = nw > 2 ? v[1] : lh_prob_to_u32(1 - lh_u32_to_prob(v[0]));
+	spec->ge.h = nw > 3 ? UINT32_MAX - v[2] : 0;
+	spec->ge.k1 = nw > 4 ? v[3] : 0;
+	return 0;
+}
+
+/* state P13% [P31% [P32% [P23% [P14%]]]] */
+static int parse_state(char **w, int nw, struct lh_loss_spec *spec, char *err, size_t errlen)
+{
+	static const char *const names[] = {"state p13", "p31", "p32", "p23", "p14"};
+	uint32_t v[5] = {0};
+	int ret;
+
+	if (nw < 2)
+		return fail(err, errlen, "state: missing p13");
+	ret = parse_probs(w + 1, nw - 1, 5, v, names, err, errlen);
+	if (ret)
+		return ret;
+	/* iproute2's defaults: p31 = 1 - p13, p32 = 0, p23 = 100 %, p14 = 0 */
+	spec->kind = LH_LOSS_STATE;
+	spec->gi.p13 = v[0];
+	spec->gi.p31 = nw > 2 ? v[1] : lh_prob_to_u32(1 - lh_u32_to_prob(v[0]));
+	spec->gi.p32 = nw > 3 ? v[2] : 0;
+	spec->gi.p23 = nw > 4 ? v[3] : UINT32_MAX;
+	spec->gi.p14 = nw > 5 ? v[4] : 0;
+	if ((uint64_t)spec->gi.p13 + spec->gi.p14 > UINT32_MAX ||
+	    (uint64_t)spec->gi.p31 + spec->gi.p32 > UINT32_MAX)
+		return fail(err, errlen, "state: p13 + p14 and p31 + p32 must not exceed 100%%");
+	return 0;
+}
+
+/* every N [K] */
+static int parse_every(char **w, int nw, struct lh_loss_spec *spec, char *err, size_t errlen)
+{
+	uint64_t n, k = 0;
+
+	if (nw < 2 || nw > 3 || parse_u64(w[1], &n) || n == 0)
+		return fail(err, errlen, "every: want 'every N [K]' with N >= 1");
+	if (nw == 3 && parse_u64(w[2], &k))
+		return fail(err, errlen, "every: K must be a number");
+	spec->kind = LH_LOSS_EVERY;
+	spec->every.n = n;
+	spec->every.k = k % n;
+	return 0;
+}
+
+/* psn [QPN:]PSN[-PSN][,...] [times T] */
+static int parse_psn(char **w, int nw, struct lh_loss_spec *spec, char *err, size_t errlen)
+{
+	uint64_t times = 1;
+
+	if (nw != 2 && !(nw == 4 && strcmp(w[2], "times") == 0))
+		return fail(err, errlen, "psn: want 'psn [QPN:]PSN[-PSN][,...] [times T]'");
+	if (nw == 4 && (parse_u64(w[3], &times) || times == 0 || times > UINT32_MAX))
+		return fail(err, errlen, "psn: times must be >= 1");
+	spec->kind = LH_LOSS_PSN;
+	spec->psn.times = (uint32_t)times;
+	return parse_psn_list(w[1], spec, err, errlen);
+}
+
+/* The models named by their first word (random also by a bare percentage) */
+static const struct {
+	const char *name;
+	int (*parse)(char **w, int nw, struct lh_loss_spec *spec, char *err, size_t errlen);
+} models[] = {
+	{"gemodel", parse_gemodel},
+	{"state", parse_state},
+	{"every", parse_every},
+	{"psn", parse_psn},
+};
+
 int lh_loss_parse(const char *text, struct lh_loss_spec *spec, char *err, size_t errlen)
 {
-	static const char *const random_names[] = {"random", "correlation"};
-	static const char *const ge_names[] = {"gemodel p", "r", "1-h", "1-k"};
-	static const char *const gi_names[] = {"state p13", "p31", "p32", "p23", "p14"};
 	char buf[4096], *w[MAX_WORDS];
-	uint32_t v[5];
-	uint64_t n, k;
-	int nw, ret;
+	size_t len;
+	int nw;
 
 	memset(spec, 0, sizeof(*spec));
-	if (!text || strlen(text) >= sizeof(buf))
+	len = text ? strlen(text) : sizeof(buf);
+	if (len >= sizeof(buf))
 		return fail(err, errlen, "loss spec missing or too long");
-	strcpy(buf, text);
+	memcpy(buf, text, len + 1);
 	nw = split_words(buf, w);
 	if (nw < 0)
 		return fail(err, errlen, "loss spec '%s': too many words", text);
 	if (nw == 0)
 		return fail(err, errlen, "empty loss spec");
 
-	if (!strcmp(w[0], "none") && nw == 1) {
+	if (strcmp(w[0], "none") == 0 && nw == 1) {
 		spec->kind = LH_LOSS_NONE;
 		return 0;
 	}
-	if (!strcmp(w[0], "random") || strchr(w[0], '%')) {
-		int off = strcmp(w[0], "random") ? 0 : 1;
-
-		if (nw - off < 1)
-			return fail(err, errlen, "random: missing percentage");
-		v[1] = 0;
-		ret = parse_probs(w + off, nw - off, 2, v, random_names, err, errlen);
-		if (ret)
-			return ret;
-		spec->kind = LH_LOSS_RANDOM;
-		spec->random.p = v[0];
-		spec->random.corr = nw - off > 1 ? v[1] : 0;
-		return 0;
-	}
-	if (!strcmp(w[0], "gemodel")) {
-		double p;
-
-		if (nw < 2)
-			return fail(err, errlen, "gemodel: missing p");
-		ret = parse_probs(w + 1, nw - 1, 4, v, ge_names, err, errlen);
-		if (ret)
-			return ret;
-		p = lh_u32_to_prob(v[0]);
-		/* iproute2's defaults: r = 1 - p, 1-h = 100 %, 1-k = 0 */
-		spec->kind = LH_LOSS_GEMODEL;
-		spec->ge.p = v[0];
-		spec->ge.r = nw > 2 ? v[1] : lh_prob_to_u32(1 - p);
-		spec->ge.h = nw > 3 ? UINT32_MAX - v[2] : 0;
-		spec->ge.k1 = nw > 4 ? v[3] : 0;
-		return 0;
-	}
-	if (!strcmp(w[0], "state")) {
-		double p13;
-
-		if (nw < 2)
-			return fail(err, errlen, "state: missing p13");
-		ret = parse_probs(w + 1, nw - 1, 5, v, gi_names, err, errlen);
-		if (ret)
-			return ret;
-		p13 = lh_u32_to_prob(v[0]);
-		/* iproute2's defaults: p31 = 1 - p13, p32 = 0, p23 = 100 %, p14 = 0 */
-		spec->kind = LH_LOSS_STATE;
-		spec->gi.p13 = v[0];
-		spec->gi.p31 = nw > 2 ? v[1] : lh_prob_to_u32(1 - p13);
-		spec->gi.p32 = nw > 3 ? v[2] : 0;
-		spec->gi.p23 = nw > 4 ? v[3] : UINT32_MAX;
-		spec->gi.p14 = nw > 5 ? v[4] : 0;
-		if ((uint64_t)spec->gi.p13 + spec->gi.p14 > UINT32_MAX ||
-		    (uint64_t)spec->gi.p31 + spec->gi.p32 > UINT32_MAX)
-			return fail(err, errlen,
-				    "state: p13 + p14 and p31 + p32 must not exceed 100%%");
-		return 0;
-	}
-	if (!strcmp(w[0], "every")) {
-		if (nw < 2 || nw > 3 || parse_u64(w[1], &n) || n == 0)
-			return fail(err, errlen, "every: want 'every N [K]' with N >= 1");
-		k = 0;
-		if (nw == 3 && parse_u64(w[2], &k))
-			return fail(err, errlen, "every: K must be a number");
-		spec->kind = LH_LOSS_EVERY;
-		spec->every.n = n;
-		spec->every.k = k % n;
-		return 0;
-	}
-	if (!strcmp(w[0], "psn")) {
-		uint64_t times = 1;
-
-		if (nw != 2 && !(nw == 4 && !strcmp(w[2], "times")))
-			return fail(err, errlen, "psn: want 'psn [QPN:]PSN[-PSN][,...] [times T]'");
-		if (nw == 4 && (parse_u64(w[3], &times) || times == 0 || times > UINT32_MAX))
-			return fail(err, errlen, "psn: times must be >= 1");
-		spec->kind = LH_LOSS_PSN;
-		spec->psn.times = (uint32_t)times;
-		return parse_psn_list(w[1], spec, err, errlen);
-	}
+	if (strcmp(w[0], "random") == 0 || strchr(w[0], '%'))
+		return parse_random(w, nw, spec, err, errlen);
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		if (strcmp(w[0], models[i].name) == 0)
+			return models[i].parse(w, nw, spec, err, errlen);
 	return fail(err, errlen,
 		    "unknown loss model '%s' (random, gemodel, state, every, psn, none)", w[0]);
 }
@@ -521,11 +553,9 @@ int lh_loss_state_init(struct lh_loss_state *st, const struct lh_loss_spec *spec
 		st->corr.rho = spec->random.corr;
 		st->corr.last = lh_prng_u32(&st->prng);
 		break;
-	case LH_LOSS_GEMODEL:
-		st->clg_state = 1; /* good */
-		break;
-	case LH_LOSS_STATE:
-		st->clg_state = 1; /* TX in gap period */
+	case LH_LOSS_GEMODEL: /* state 1: good */
+	case LH_LOSS_STATE: /* state 1: TX in gap period */
+		st->clg_state = 1;
 		break;
 	case LH_LOSS_PSN:
 		for (i = 0; i < spec->psn.nr; i++)

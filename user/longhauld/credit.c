@@ -273,20 +273,36 @@ static int open_sockets(struct cr_agent *a)
 	return 0;
 }
 
-int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop)
+/* The ring buffer of the program's records, the tick timer, and the epoll set of both and RSVP */
+static bool open_events(struct cr_agent *a, struct lhd_datapath *dp)
 {
-	struct cr_agent *a = calloc(1, sizeof(*a));
 	struct itimerspec its = { .it_interval.tv_nsec = (long)CR_TICK_US * 1000 };
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct ring_buffer *rb = NULL;
-	int ep = -1, tfd = -1, rc = EXIT_KERNEL, err;
-	uint64_t ticks;
-	char b[INET_ADDRSTRLEN];
 
-	if (!a)
-		return EXIT_KERNEL;
-	a->cfg = cfg;
-	a->rsvp_fd = a->inj_fd = -1;
+	a->rb = ring_buffer__new(lhd_map_fd(dp, "lh_cr_events"), on_record, a, NULL);
+	a->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	a->ep_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (!a->rb || a->tick_fd < 0 || a->ep_fd < 0) {
+		pr_warn("credit: ring buffer lh_cr_events / timer: %s\n", strerror(errno));
+		return false;
+	}
+	its.it_value = its.it_interval;
+	timerfd_settime(a->tick_fd, 0, &its, NULL);
+	ev.data.fd = a->tick_fd;
+	epoll_ctl(a->ep_fd, EPOLL_CTL_ADD, a->tick_fd, &ev);
+	ev.data.fd = a->rsvp_fd;
+	epoll_ctl(a->ep_fd, EPOLL_CTL_ADD, a->rsvp_fd, &ev);
+	ev.data.fd = ring_buffer__epoll_fd(a->rb);
+	epoll_ctl(a->ep_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	return true;
+}
+
+/* The agent's maps, key, sockets, ring buffer and timer; false (said) when one fails */
+static bool credit_open(struct cr_agent *a, struct lhd_datapath *dp)
+{
+	const struct lhd_config *cfg = a->cfg;
+	int err;
+
 	a->flow_fd = lhd_map_fd(dp, "lh_cr_flow");
 	a->grant_fd = lhd_map_fd(dp, "lh_cr_grant");
 	a->epoch = (uint32_t)(lh_now_ns() >> 20) & 0xffffff;
@@ -296,7 +312,7 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 		if (!a->keyed) {
 			pr_warn("credit: RSVP key id %llu refused\n",
 				(unsigned long long)cfg->rsvp_key_id);
-			goto out;
+			return false;
 		}
 		pr_info("credit: RSVP signed and verified: INTEGRITY (RFC 2747, HMAC-MD5), key id "
 			"%llu\n",
@@ -305,57 +321,63 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 	err = open_sockets(a);
 	if (err) {
 		pr_warn("credit: raw sockets (RSVP, protocol 46; held packets): %s\n", strerror(-err));
-		goto out;
+		return false;
 	}
-	rb = ring_buffer__new(lhd_map_fd(dp, "lh_cr_events"), on_record, a, NULL);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (!rb || tfd < 0 || ep < 0) {
-		pr_warn("credit: ring buffer lh_cr_events / timer: %s\n", strerror(errno));
-		goto out;
-	}
-	its.it_value = its.it_interval;
-	timerfd_settime(tfd, 0, &its, NULL);
-	ev.data.fd = tfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-	ev.data.fd = a->rsvp_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, a->rsvp_fd, &ev);
-	ev.data.fd = ring_buffer__epoll_fd(rb);
-	epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	return open_events(a, dp);
+}
+
+/* The paths and the credit rules the agent runs with */
+static void credit_announce(const struct lhd_config *cfg)
+{
+	char b1[INET_ADDRSTRLEN], b2[INET_ADDRSTRLEN];
+
 	for (int i = 0; i < cfg->n_cr_routes; i++)
 		pr_info("credit: path %d toward %s/%u via %s on %s\n", i,
-			ip4(cfg->cr_routes[i].prefix, b), cfg->cr_routes[i].plen,
-			inet_ntop(AF_INET, &cfg->cr_routes[i].nexthop, (char[INET_ADDRSTRLEN]){ 0 },
-				  INET_ADDRSTRLEN),
-			cfg->cr_routes[i].ifc.name);
+			ip4(cfg->cr_routes[i].prefix, b1), cfg->cr_routes[i].plen,
+			ip4(cfg->cr_routes[i].nexthop, b2), cfg->cr_routes[i].ifc.name);
 	pr_info("credit: buffer %u bytes per flow, credit returned per %u bytes, heartbeat %u ms\n",
 		cfg->cr_buffer, cfg->cr_quantum, cfg->heartbeat_ms);
+}
+
+/* RSVP messages waiting, at most 64 at a time so that the timer is not starved */
+static void rsvp_drain(struct cr_agent *a)
+{
+	for (int j = 0; j < 64; j++) {
+		struct pollfd pfd = { .fd = a->rsvp_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) <= 0)
+			break;
+		on_rsvp(a);
+	}
+}
+
+/* Until *stop: the timer, RSVP and the ring buffer, as they wake */
+static void credit_loop(struct cr_agent *a, volatile int *stop)
+{
+	uint64_t ticks;
 
 	while (!*stop) {
 		struct epoll_event out[4];
-		int n = epoll_wait(ep, out, 4, 200);
+		int n = epoll_wait(a->ep_fd, out, 4, 200);
 
 		if (n < 0 && errno != EINTR)
 			break;
 		for (int i = 0; i < n; i++) {
-			if (out[i].data.fd == tfd) {
-				if (read(tfd, &ticks, sizeof(ticks)) > 0)
+			if (out[i].data.fd == a->tick_fd) {
+				if (read(a->tick_fd, &ticks, sizeof(ticks)) > 0)
 					tick(a);
 			} else if (out[i].data.fd == a->rsvp_fd) {
-				for (int j = 0; j < 64; j++) {
-					struct pollfd pfd = { .fd = a->rsvp_fd, .events = POLLIN };
-
-					if (poll(&pfd, 1, 0) <= 0)
-						break;
-					on_rsvp(a);
-				}
+				rsvp_drain(a);
 			} else {
-				ring_buffer__consume(rb);
+				ring_buffer__consume(a->rb);
 			}
 		}
 	}
-	rc = EXIT_OK;
-	/* stopping: tell the hops downstream, once, so that no state outlives us there */
+}
+
+/* Stopping: tell the hops downstream, once, so that no state outlives us there */
+static void end_first_flows(struct cr_agent *a)
+{
 	for (unsigned int i = 0; i < CR_BUCKETS; i++)
 		for (struct cr_flow *f = a->buckets[i]; f; f = f->next)
 			for (int j = 0; f->first && f->phase != PH_ENDING && j < f->npaths; j++)
@@ -363,21 +385,42 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 					f->path[j].tries = 0; /* a first End, not a retry */
 					send_end(a, f, j);
 				}
-out:
-	print_counters(a);
+}
+
+static void credit_close(struct cr_agent *a)
+{
 	for (unsigned int i = 0; i < CR_BUCKETS; i++)
 		while (a->buckets[i])
 			flow_free(a, a->buckets[i]);
-	ring_buffer__free(rb);
-	if (ep >= 0)
-		close(ep);
-	if (tfd >= 0)
-		close(tfd);
+	ring_buffer__free(a->rb);
+	if (a->ep_fd >= 0)
+		close(a->ep_fd);
+	if (a->tick_fd >= 0)
+		close(a->tick_fd);
 	if (a->rsvp_fd >= 0)
 		close(a->rsvp_fd);
 	if (a->inj_fd >= 0)
 		close(a->inj_fd);
 	secret_wipe(&a->key, sizeof(a->key));
+}
+
+int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop)
+{
+	struct cr_agent *a = calloc(1, sizeof(*a));
+	int rc = EXIT_KERNEL;
+
+	if (!a)
+		return EXIT_KERNEL;
+	a->cfg = cfg;
+	a->rsvp_fd = a->inj_fd = a->tick_fd = a->ep_fd = -1;
+	if (credit_open(a, dp)) {
+		credit_announce(cfg);
+		credit_loop(a, stop);
+		rc = EXIT_OK;
+		end_first_flows(a);
+	}
+	print_counters(a);
+	credit_close(a);
 	free(a);
 	return rc;
 }

@@ -108,6 +108,9 @@ struct cr_agent {
 	int flow_fd, grant_fd;
 	int rsvp_fd; /* raw IPv4, protocol 46 */
 	int inj_fd; /* raw IPv4, IP_HDRINCL, SO_MARK LH_CR_MARK: held packets sent on */
+	int tick_fd; /* timerfd: every CR_TICK_US */
+	int ep_fd; /* epoll: the timer, rsvp_fd and the ring buffer */
+	struct ring_buffer *rb; /* lh_cr_events: new flows, held packets */
 	uint32_t epoch;
 	uint32_t msg_id;
 	struct cr_flow *buckets[CR_BUCKETS];

@@ -500,6 +500,21 @@ enum lh_stat lh_pkt_parse(const void *buf, size_t len, bool l2, struct lh_pkt *p
 	return p->result;
 }
 
+void lh_addr16_from_v4(uint8_t out[16], uint32_t v4)
+{
+	memset(out, 0, 10);
+	out[10] = 0xff;
+	out[11] = 0xff;
+	memcpy(out + 12, &v4, 4);
+}
+
+bool lh_addr16_is_v4(const uint8_t a[16])
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(a, pfx, sizeof(pfx)) == 0;
+}
+
 int lh_pkt_icrc_calc(const void *buf, const struct lh_pkt *p, uint32_t *icrc)
 {
 	const uint8_t *l3 = (const uint8_t *)buf + p->l3_off;

@@ -55,10 +55,7 @@ void lh_report_addr16(int family, const union lh_ip_addr *a, uint8_t out[16])
 		memcpy(out, a->b, 16);
 		return;
 	}
-	memset(out, 0, 10);
-	out[10] = 0xff;
-	out[11] = 0xff;
-	memcpy(out + 12, &a->v4, 4);
+	lh_addr16_from_v4(out, a->v4.s_addr);
 }
 
 int lh_report_key_load(const char *path, uint8_t key[LH_SIPHASH_KEY_LEN], char *err, size_t errlen)

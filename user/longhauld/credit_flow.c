@@ -42,18 +42,14 @@ uint64_t ms_ns(uint32_t ms)
 void key_v4(struct lh_qp_key *k, uint32_t src, uint32_t dst, uint32_t dqpn)
 {
 	memset(k, 0, sizeof(*k));
-	k->saddr[10] = k->saddr[11] = 0xff;
-	k->daddr[10] = k->daddr[11] = 0xff;
-	memcpy(&k->saddr[12], &src, 4);
-	memcpy(&k->daddr[12], &dst, 4);
+	lh_addr16_from_v4(k->saddr, src);
+	lh_addr16_from_v4(k->daddr, dst);
 	k->dqpn = dqpn;
 }
 
 static bool key_is_v4(const struct lh_qp_key *k)
 {
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(k->saddr, pfx, 12) && !memcmp(k->daddr, pfx, 12);
+	return lh_addr16_is_v4(k->saddr) && lh_addr16_is_v4(k->daddr);
 }
 
 static unsigned int key_hash(const struct lh_qp_key *k)
@@ -162,8 +158,7 @@ struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_
 		p->rt = r;
 		p->local = local_addr_to(r->nexthop);
 		f->grant.ifindex[f->npaths] = (uint32_t)r->ifc.ifindex;
-		f->grant.nexthop[f->npaths][10] = f->grant.nexthop[f->npaths][11] = 0xff;
-		memcpy(&f->grant.nexthop[f->npaths][12], &r->nexthop, 4);
+		lh_addr16_from_v4(f->grant.nexthop[f->npaths], r->nexthop);
 		f->npaths++;
 	}
 	f->grant.npaths = (uint32_t)f->npaths;

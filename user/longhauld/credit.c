@@ -190,10 +190,8 @@ static void tick_end(struct cr_agent *a, struct cr_flow *f, uint64_t now)
 		}
 		pending++;
 	}
-	if (!pending) {
-		a->c.flows_ended++;
-		flow_free(a, f);
-	}
+	if (!pending)
+		flow_ended(a, f);
 }
 
 static void tick(struct cr_agent *a)

@@ -212,6 +212,13 @@ void flow_free(struct cr_agent *a, struct cr_flow *f)
 	free(f);
 }
 
+/* Every path's End acknowledged (or given up on): the flow is gone */
+void flow_ended(struct cr_agent *a, struct cr_flow *f)
+{
+	a->c.flows_ended++;
+	flow_free(a, f);
+}
+
 /* Stop forwarding against credit: End on every path that answered, until End ACKs */
 void flow_end(struct cr_agent *a, struct cr_flow *f)
 {
@@ -230,10 +237,8 @@ void flow_end(struct cr_agent *a, struct cr_flow *f)
 			pending++;
 		}
 	}
-	if (!pending) {
-		a->c.flows_ended++;
-		flow_free(a, f);
-	}
+	if (!pending)
+		flow_ended(a, f);
 }
 
 /* The best path that can carry the flow now: the first answered and alive */

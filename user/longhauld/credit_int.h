@@ -138,6 +138,7 @@ struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_
 			 bool first, uint32_t refresh_ms, uint32_t exclude_nh);
 void flow_free(struct cr_agent *a, struct cr_flow *f);
 void flow_end(struct cr_agent *a, struct cr_flow *f);
+void flow_ended(struct cr_agent *a, struct cr_flow *f);
 int best_path(const struct cr_flow *f);
 void release(struct cr_agent *a, struct cr_flow *f);
 void activate(struct cr_agent *a, struct cr_flow *f, int p, uint64_t now);

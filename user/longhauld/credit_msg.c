@@ -443,10 +443,8 @@ static void on_end_ack(struct cr_agent *a, const struct rsvp_msg *m, uint32_t fr
 	f->path[i].end_acked = true;
 	for (i = 0; i < f->npaths; i++)
 		pending += !f->path[i].end_acked;
-	if (!pending) {
-		a->c.flows_ended++;
-		flow_free(a, f);
-	}
+	if (!pending)
+		flow_ended(a, f);
 }
 
 /* The next hop of a path has nothing onward: that path is as good as failed */

@@ -97,48 +97,89 @@ static void tick_probe(struct cr_agent *a, struct cr_flow *f, const struct lh_cr
 	send_probe(a, f, (int)i, cf->sent[i]);
 }
 
-static void tick_paths(struct cr_agent *a, struct cr_flow *f, uint64_t now)
+/*
+ * Path i's timers: its Path init re-sent until answered (or given up on),
+ * and its failure after H without a Reserve. true: it failed now.
+ */
+static bool tick_path(struct cr_agent *a, struct cr_flow *f, int i, uint64_t now)
 {
 	uint64_t R = ms_ns(f->refresh_ms), H = CR_HEARTBEAT_MISSES * R;
 	char b1[INET_ADDRSTRLEN], b2[INET_ADDRSTRLEN];
+	struct cr_path *p = &f->path[i];
+
+	if (!p->answered && !p->failed && now >= p->next_try_ns) {
+		if (p->tries >= CR_SETUP_TRIES) {
+			p->failed = true;
+			a->c.path_given_up++;
+		} else {
+			send_path(a, f, i);
+		}
+	}
+	if (!p->alive || now - p->last_heard_ns <= H)
+		return false;
+	p->alive = false;
+	f->grant.alive[i] = 0;
+	a->c.path_failures++;
+	pr_info("credit: flow %s -> %s qp %u: no Reserve from %s for %llu ms: path %d failed\n",
+		ip4(f->src, b1), ip4(f->dst, b2), f->dqpn, p->rt->ifc.name,
+		(unsigned long long)((now - p->last_heard_ns) / 1000000), i);
+	/* its next Path init is a re-setup: a hop that comes back answers INIT */
+	p->answered = false;
+	p->tries = 0;
+	p->next_try_ns = now + R;
+	return true;
+}
+
+/* No path can carry the flow (b < 0): a transit hop says so upstream when it lost its path */
+static void tick_dead_end(struct cr_agent *a, struct cr_flow *f)
+{
+	bool all_failed = true;
+
+	for (int i = 0; i < f->npaths; i++)
+		all_failed &= f->path[i].failed;
+	/* lost the path it had, or none ever answered */
+	if (all_failed || (f->grant.state == LH_CRS_ACTIVE && !f->path[f->grant.active].alive))
+		set_dead_end(a, f, true);
+}
+
+/*
+ * A flow waiting for a path (PENDING): best path b taken when it is the
+ * preferred one or R after the first answer; with none for 10 R, fail open.
+ * true: the grant was written.
+ */
+static bool tick_pending(struct cr_agent *a, struct cr_flow *f, int b, uint64_t now)
+{
+	uint64_t R = ms_ns(f->refresh_ms);
+	char b1[INET_ADDRSTRLEN], b2[INET_ADDRSTRLEN];
+
+	if (b >= 0 && (b == 0 || now - f->first_answer_ns >= R)) {
+		activate(a, f, b, now);
+		return true;
+	}
+	if (!f->nolive_since_ns)
+		f->nolive_since_ns = now;
+	if (now - f->nolive_since_ns < CR_NOLIVE_OPEN_R * R)
+		return false;
+	f->grant.state = LH_CRS_OPEN; /* fail open: nothing lost, nothing controlled */
+	a->c.flows_open++;
+	pr_warn("credit: flow %s -> %s qp %u: no path answers: passed uncontrolled\n",
+		ip4(f->src, b1), ip4(f->dst, b2), f->dqpn);
+	grant_write(a, f);
+	release(a, f);
+	return true;
+}
+
+/* The flow's paths: their timers, then which carries the flow (failover, hold, fail open) */
+static void tick_paths(struct cr_agent *a, struct cr_flow *f, uint64_t now)
+{
 	bool changed = false;
 	int i, b;
 
-	for (i = 0; i < f->npaths; i++) {
-		struct cr_path *p = &f->path[i];
-
-		if (!p->answered && !p->failed && now >= p->next_try_ns) {
-			if (p->tries >= CR_SETUP_TRIES) {
-				p->failed = true;
-				a->c.path_given_up++;
-			} else {
-				send_path(a, f, i);
-			}
-		}
-		if (p->alive && now - p->last_heard_ns > H) {
-			p->alive = false;
-			f->grant.alive[i] = 0;
-			changed = true;
-			a->c.path_failures++;
-			pr_info("credit: flow %s -> %s qp %u: no Reserve from %s for %llu ms: path %d failed\n",
-				ip4(f->src, b1), ip4(f->dst, b2), f->dqpn, p->rt->ifc.name,
-				(unsigned long long)((now - p->last_heard_ns) / 1000000), i);
-			/* its next Path init is a re-setup: a hop that comes back answers INIT */
-			p->answered = false;
-			p->tries = 0;
-			p->next_try_ns = now + R;
-		}
-	}
+	for (i = 0; i < f->npaths; i++)
+		changed |= tick_path(a, f, i, now);
 	b = best_path(f);
-	if (b < 0 && f->npaths) {
-		bool all_failed = true;
-
-		for (i = 0; i < f->npaths; i++)
-			all_failed &= f->path[i].failed;
-		/* lost the path it had, or none ever answered */
-		if (all_failed || (f->grant.state == LH_CRS_ACTIVE && !f->path[f->grant.active].alive))
-			set_dead_end(a, f, true);
-	}
+	if (b < 0 && f->npaths)
+		tick_dead_end(a, f);
 	if (f->grant.state == LH_CRS_ACTIVE && !(f->path[f->grant.active].alive)) {
 		if (b >= 0) {
 			a->c.failovers++;
@@ -151,23 +192,8 @@ static void tick_paths(struct cr_agent *a, struct cr_flow *f, uint64_t now)
 		f->nolive_since_ns = now;
 		changed = true;
 	}
-	if (f->grant.state == LH_CRS_PENDING) {
-		if (b >= 0 && (b == 0 || now - f->first_answer_ns >= R)) {
-			activate(a, f, b, now);
-			return;
-		}
-		if (!f->nolive_since_ns)
-			f->nolive_since_ns = now;
-		if (now - f->nolive_since_ns >= CR_NOLIVE_OPEN_R * R) {
-			f->grant.state = LH_CRS_OPEN; /* fail open: nothing lost, nothing controlled */
-			a->c.flows_open++;
-			pr_warn("credit: flow %s -> %s qp %u: no path answers: passed uncontrolled\n",
-				ip4(f->src, b1), ip4(f->dst, b2), f->dqpn);
-			grant_write(a, f);
-			release(a, f);
-			return;
-		}
-	}
+	if (f->grant.state == LH_CRS_PENDING && tick_pending(a, f, b, now))
+		return;
 	if (changed)
 		grant_write(a, f);
 }

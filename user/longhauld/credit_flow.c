@@ -125,23 +125,16 @@ void set_dead_end(struct cr_agent *a, struct cr_flow *f, bool dead)
 
 /* ------------------------------------------------------------ flows */
 
-struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_t dqpn,
-			 bool first, uint32_t refresh_ms, uint32_t exclude_nh)
+/*
+ * The paths of flow f (toward f->dst): the most specific --credit-route
+ * prefixes holding dst, in their order, but for next hop exclude_nh
+ */
+static void flow_paths(struct cr_agent *a, struct cr_flow *f, uint32_t exclude_nh)
 {
-	struct cr_flow *f = calloc(1, sizeof(*f));
+	uint32_t dst = f->dst;
 	uint8_t best = 0;
 	int i;
 
-	if (!f)
-		return NULL;
-	key_v4(&f->key, src, dst, dqpn);
-	f->src = src;
-	f->dst = dst;
-	f->dqpn = dqpn;
-	f->first = first;
-	f->refresh_ms = refresh_ms;
-	f->last_activity_ns = lh_now_ns();
-	/* the paths: the most specific --credit-route prefixes holding dst, in their order */
 	for (i = 0; i < a->cfg->n_cr_routes; i++) {
 		const struct lhd_cr_route *r = &a->cfg->cr_routes[i];
 
@@ -161,6 +154,24 @@ struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_
 		lh_addr16_from_v4(f->grant.nexthop[f->npaths], r->nexthop);
 		f->npaths++;
 	}
+}
+
+struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_t dqpn,
+			 bool first, uint32_t refresh_ms, uint32_t exclude_nh)
+{
+	struct cr_flow *f = calloc(1, sizeof(*f));
+	int i;
+
+	if (!f)
+		return NULL;
+	key_v4(&f->key, src, dst, dqpn);
+	f->src = src;
+	f->dst = dst;
+	f->dqpn = dqpn;
+	f->first = first;
+	f->refresh_ms = refresh_ms;
+	f->last_activity_ns = lh_now_ns();
+	flow_paths(a, f, exclude_nh);
 	f->grant.npaths = (uint32_t)f->npaths;
 	f->grant.hold_cap = a->cfg->cr_buffer;
 	if (!f->npaths) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# RSVP credit-based flow control messages (user/lib/rsvp.c, docs/rsvp.md)
+# RSVP credit-based flow control messages (user/lib/rsvp.h, docs/rsvp.md)
 # through tshark. `test_rsvp --pcap` encodes one message of each type over
 # IPv4 and IPv6, messages with unknown objects, five the decoder refuses and
 # two signed with RFC 2747's INTEGRITY object, and prints its decoder's

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The RSVP codec (user/lib/rsvp.c): round trips of every message type over
+ * The RSVP codec (user/lib/rsvp.h): round trips of every message type over
  * IPv4 and IPv6, the checksum against hand-computed vectors, each reason a
  * malformed message is refused, RFC 2205's three rules for unknown classes,
  * and a fuzz loop (random bytes, mutations of valid messages) that must

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * MD5 (RFC 1321) and HMAC-MD5 (RFC 2104): the keyed digest RFC 2747 requires
- * of every implementation of RSVP's INTEGRITY object (user/lib/rsvp.c). Both
- * stream: init, update any number of times, final.
+ * of every implementation of RSVP's INTEGRITY object (user/lib/rsvp_integrity.c).
+ * Both stream: init, update any number of times, final.
  *
  * MD5 no longer resists collisions; HMAC-MD5 rests on the pseudo-randomness
  * of MD5's compression function, not on collision resistance (RFC 6151),

@@ -54,6 +54,11 @@ static size_t spec_l2_len(const struct lh_pkt_spec *s)
 	return s->l2 ? ETH_HDR_LEN + VLAN_HDR_LEN * s->nr_vlans : 0;
 }
 
+static size_t spec_l3_len(const struct lh_pkt_spec *s)
+{
+	return s->family == AF_INET6 ? IPV6_HDR_LEN : IPV4_HDR_LEN;
+}
+
 /* UDP payload length: BTH, extension headers, payload, pad, ICRC */
 static size_t spec_roce_len(const struct lh_pkt_spec *s)
 {
@@ -65,9 +70,7 @@ static size_t spec_roce_len(const struct lh_pkt_spec *s)
 
 size_t lh_pkt_size(const struct lh_pkt_spec *s)
 {
-	size_t l3 = s->family == AF_INET6 ? IPV6_HDR_LEN : IPV4_HDR_LEN;
-
-	return spec_l2_len(s) + l3 + UDP_HDR_LEN + spec_roce_len(s);
+	return spec_l2_len(s) + spec_l3_len(s) + UDP_HDR_LEN + spec_roce_len(s);
 }
 
 uint16_t lh_inet_csum(const void *data, size_t len, uint32_t sum)
@@ -159,6 +162,16 @@ static uint8_t *write_roce_ext(const struct lh_roce_hdrs *r, uint32_t f, uint8_t
 	return p;
 }
 
+/* The UDP header of s for a datagram of len bytes, checksum 0; returns where its payload starts */
+static uint8_t *write_udp(const struct lh_pkt_spec *s, uint8_t *p, size_t len)
+{
+	put16(p, s->sport);
+	put16(p + 2, s->dport);
+	put16(p + 4, (uint16_t)len);
+	put16(p + 6, 0);
+	return p + UDP_HDR_LEN;
+}
+
 /* Link and IP headers of s for an IP payload of l4_len bytes; returns where L4 starts */
 static uint8_t *write_l2_l3(const struct lh_pkt_spec *s, uint8_t *p, size_t l4_len)
 {
@@ -202,10 +215,10 @@ static uint8_t *write_l2_l3(const struct lh_pkt_spec *s, uint8_t *p, size_t l4_l
 ssize_t lh_pkt_build(const struct lh_pkt_spec *s, void *buf, size_t cap)
 {
 	uint32_t f = roce_opcode_info(s->roce.opcode);
-	size_t total = lh_pkt_size(s), roce_len = spec_roce_len(s);
-	size_t l3_len = (s->family == AF_INET6 ? IPV6_HDR_LEN : IPV4_HDR_LEN);
+	size_t total = lh_pkt_size(s), roce_len = spec_roce_len(s), l3_len = spec_l3_len(s);
 	uint8_t *p = buf, *l3, *udp;
 	uint32_t pad, icrc;
+
 	if (!f || s->nr_vlans > LH_MAX_VLANS || (s->family != AF_INET && s->family != AF_INET6))
 		return -EINVAL;
 	if (s->payload_len && !s->payload)
@@ -217,11 +230,7 @@ ssize_t lh_pkt_build(const struct lh_pkt_spec *s, void *buf, size_t cap)
 	p = write_l2_l3(s, p, UDP_HDR_LEN + roce_len);
 
 	udp = p;
-	put16(p, s->sport);
-	put16(p + 2, s->dport);
-	put16(p + 4, (uint16_t)(UDP_HDR_LEN + roce_len));
-	put16(p + 6, 0);
-	p += UDP_HDR_LEN;
+	p = write_udp(s, p, UDP_HDR_LEN + roce_len);
 
 	pad = (uint32_t)((4 - (s->payload_len & 3)) & 3);
 	p[0] = s->roce.opcode;
@@ -253,8 +262,7 @@ ssize_t lh_pkt_build(const struct lh_pkt_spec *s, void *buf, size_t cap)
 ssize_t lh_udp_build(const struct lh_pkt_spec *s, const void *payload, size_t len, void *buf,
 		     size_t cap)
 {
-	size_t l3_len = s->family == AF_INET6 ? IPV6_HDR_LEN : IPV4_HDR_LEN;
-	size_t total = spec_l2_len(s) + l3_len + UDP_HDR_LEN + len;
+	size_t total = spec_l2_len(s) + spec_l3_len(s) + UDP_HDR_LEN + len;
 	uint8_t *l3, *udp;
 
 	if (s->nr_vlans > LH_MAX_VLANS || (s->family != AF_INET && s->family != AF_INET6))
@@ -263,11 +271,7 @@ ssize_t lh_udp_build(const struct lh_pkt_spec *s, const void *payload, size_t le
 		return -ENOSPC;
 	l3 = (uint8_t *)buf + spec_l2_len(s);
 	udp = write_l2_l3(s, buf, UDP_HDR_LEN + len);
-	put16(udp, s->sport);
-	put16(udp + 2, s->dport);
-	put16(udp + 4, (uint16_t)(UDP_HDR_LEN + len));
-	put16(udp + 6, 0);
-	memcpy(udp + UDP_HDR_LEN, payload, len);
+	memcpy(write_udp(s, udp, UDP_HDR_LEN + len), payload, len);
 	put16(udp + 6, udp_csum(l3, s->family, udp, (uint16_t)(UDP_HDR_LEN + len)));
 	return (ssize_t)total;
 }
@@ -498,6 +502,21 @@ enum lh_stat lh_pkt_parse(const void *buf, size_t len, bool l2, struct lh_pkt *p
 	else
 		p->result = LH_STAT_PARSE_NON_IP;
 	return p->result;
+}
+
+void lh_addr16_from_v4(uint8_t out[16], uint32_t v4)
+{
+	memset(out, 0, 10);
+	out[10] = 0xff;
+	out[11] = 0xff;
+	memcpy(out + 12, &v4, 4);
+}
+
+bool lh_addr16_is_v4(const uint8_t a[16])
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(a, pfx, sizeof(pfx)) == 0;
 }
 
 int lh_pkt_icrc_calc(const void *buf, const struct lh_pkt *p, uint32_t *icrc)

@@ -163,6 +163,14 @@ bool lh_pkt_icrc_ok(const void *buf, const struct lh_pkt *p);
 /* Recompute and write the ICRC (after changing covered fields) */
 int lh_pkt_icrc_update(void *buf, const struct lh_pkt *p);
 
+/*
+ * An address in 16 bytes as the map keys hold it: IPv4 mapped into IPv6
+ * (::ffff:a.b.c.d, RFC 4291 section 2.5.5.2). v4 in network order.
+ */
+void lh_addr16_from_v4(uint8_t out[16], uint32_t v4);
+/* Whether a 16-byte address is an IPv4-mapped one */
+bool lh_addr16_is_v4(const uint8_t a[16]);
+
 /* Internet checksum helpers (RFC 1071) */
 uint16_t lh_inet_csum(const void *data, size_t len, uint32_t sum);
 /* Fill in IPv4 header checksum / UDP checksum of a parsed packet */

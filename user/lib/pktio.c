@@ -180,22 +180,31 @@ const uint8_t *lh_pktio_mac(const struct lh_pktio *io)
 	return io->mac;
 }
 
+/*
+ * One message of one iovec per frame (n at most PKTIO_BATCH_MAX): the bytes
+ * a frame holds (to send), or its room (rx: to receive into)
+ */
+static void frames_msgs(const struct lh_frame *frames, unsigned int n, bool rx,
+			struct mmsghdr *msgs, struct iovec *iov)
+{
+	memset(msgs, 0, sizeof(msgs[0]) * n);
+	for (unsigned int i = 0; i < n; i++) {
+		iov[i].iov_base = frames[i].data;
+		iov[i].iov_len = rx ? frames[i].cap : frames[i].len;
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+}
+
 int lh_pktio_send(struct lh_pktio *io, const struct lh_frame *frames, unsigned int n)
 {
 	struct mmsghdr msgs[PKTIO_BATCH_MAX];
 	struct iovec iov[PKTIO_BATCH_MAX];
-	unsigned int i;
 	int r;
 
 	if (n > PKTIO_BATCH_MAX)
 		n = PKTIO_BATCH_MAX;
-	memset(msgs, 0, sizeof(msgs[0]) * n);
-	for (i = 0; i < n; i++) {
-		iov[i].iov_base = frames[i].data;
-		iov[i].iov_len = frames[i].len;
-		msgs[i].msg_hdr.msg_iov = &iov[i];
-		msgs[i].msg_hdr.msg_iovlen = 1;
-	}
+	frames_msgs(frames, n, false, msgs, iov);
 	r = sendmmsg(io->fd, msgs, n, MSG_DONTWAIT);
 	if (r < 0) {
 		/*
@@ -230,13 +239,7 @@ int lh_pktio_recv(struct lh_pktio *io, struct lh_frame *frames, unsigned int n, 
 		if (r == 0)
 			return 0;
 	}
-	memset(msgs, 0, sizeof(msgs[0]) * n);
-	for (i = 0; i < n; i++) {
-		iov[i].iov_base = frames[i].data;
-		iov[i].iov_len = frames[i].cap;
-		msgs[i].msg_hdr.msg_iov = &iov[i];
-		msgs[i].msg_hdr.msg_iovlen = 1;
-	}
+	frames_msgs(frames, n, true, msgs, iov);
 	r = recvmmsg(io->fd, msgs, n, MSG_DONTWAIT, NULL);
 	if (r < 0)
 		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;

@@ -9,6 +9,8 @@
 #include "bytes.h"
 #include "report.h"
 
+#define KEY_HEX_DIGITS (2 * (size_t)LH_SIPHASH_KEY_LEN) /* a report key in hex */
+
 ssize_t lh_report_frame(const struct lh_pkt_spec *s, const struct lh_report_info *ri, void *buf,
 			size_t cap)
 {
@@ -55,10 +57,7 @@ void lh_report_addr16(int family, const union lh_ip_addr *a, uint8_t out[16])
 		memcpy(out, a->b, 16);
 		return;
 	}
-	memset(out, 0, 10);
-	out[10] = 0xff;
-	out[11] = 0xff;
-	memcpy(out + 12, &a->v4, 4);
+	lh_addr16_from_v4(out, a->v4.s_addr);
 }
 
 int lh_report_key_load(const char *path, uint8_t key[LH_SIPHASH_KEY_LEN], char *err, size_t errlen)
@@ -83,9 +82,9 @@ int lh_report_key_load(const char *path, uint8_t key[LH_SIPHASH_KEY_LEN], char *
 			snprintf(err, errlen, "%s: '%c' at byte %zu is no hex digit", path, text[i], i + 1);
 			return -1;
 		}
-		if (digits >= 2 * LH_SIPHASH_KEY_LEN) {
-			snprintf(err, errlen, "%s: more than %d hex digits (a 16-byte key)", path,
-				 2 * LH_SIPHASH_KEY_LEN);
+		if (digits >= KEY_HEX_DIGITS) {
+			snprintf(err, errlen, "%s: more than %zu hex digits (a 16-byte key)", path,
+				 KEY_HEX_DIGITS);
 			return -1;
 		}
 		if (digits % 2 == 0)
@@ -94,9 +93,9 @@ int lh_report_key_load(const char *path, uint8_t key[LH_SIPHASH_KEY_LEN], char *
 			key[digits / 2] |= (uint8_t)v;
 		digits++;
 	}
-	if (digits != 2 * LH_SIPHASH_KEY_LEN) {
-		snprintf(err, errlen, "%s: %zu hex digits, a report key is %d (16 bytes)", path, digits,
-			 2 * LH_SIPHASH_KEY_LEN);
+	if (digits != KEY_HEX_DIGITS) {
+		snprintf(err, errlen, "%s: %zu hex digits, a report key is %zu (16 bytes)", path, digits,
+			 KEY_HEX_DIGITS);
 		return -1;
 	}
 	return 0;

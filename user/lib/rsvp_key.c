@@ -2,7 +2,8 @@
 /*
  * RFC 2747 around the codec: the --rsvp-key-file format and the receiver's
  * per-sender, per-key last Sequence Number (section 2.2's receiving-side
- * security association, with a window of one: docs/rsvp.md).
+ * security association, with an authentication window of RSVP_REPLAY_WINDOW
+ * numbers for reordered messages: docs/rsvp.md).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -73,7 +74,8 @@ int rsvp_key_line_parse(const char *line, uint64_t *id, uint8_t *secret, size_t 
 				      : "KEYID is not a decimal or 0x-hex number";
 		return -EINVAL;
 	}
-	if (keyn % 2 || keyn < 2 * RSVP_KEY_MIN_LEN || keyn > 2 * RSVP_KEY_MAX_LEN) {
+	if (keyn % 2 || keyn < 2 * (size_t)RSVP_KEY_MIN_LEN ||
+	    keyn > 2 * (size_t)RSVP_KEY_MAX_LEN) {
 		*why = "HEXKEY must be 32 to 128 hex digits (16 to 64 bytes)";
 		return -EINVAL;
 	}
@@ -166,7 +168,7 @@ enum rsvp_err rsvp_replay_accept(struct rsvp_replay *r, const union lh_ip_addr *
 
 	for (i = 0; i < r->used; i++) {
 		if (r->slot[i].key_id != key_id ||
-		    memcmp(&r->slot[i].sender, sender, sizeof(*sender)))
+		    memcmp(r->slot[i].sender.b, sender->b, sizeof(sender->b)) != 0)
 			continue;
 		uint64_t last = r->slot[i].last_seq, d;
 

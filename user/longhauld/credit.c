@@ -98,48 +98,89 @@ static void tick_probe(struct cr_agent *a, struct cr_flow *f, const struct lh_cr
 	send_probe(a, f, (int)i, cf->sent[i]);
 }
 
-static void tick_paths(struct cr_agent *a, struct cr_flow *f, uint64_t now)
+/*
+ * Path i's timers: its Path init re-sent until answered (or given up on),
+ * and its failure after H without a Reserve. true: it failed now.
+ */
+static bool tick_path(struct cr_agent *a, struct cr_flow *f, int i, uint64_t now)
 {
 	uint64_t R = ms_ns(f->refresh_ms), H = CR_HEARTBEAT_MISSES * R;
 	char b1[INET_ADDRSTRLEN], b2[INET_ADDRSTRLEN];
+	struct cr_path *p = &f->path[i];
+
+	if (!p->answered && !p->failed && now >= p->next_try_ns) {
+		if (p->tries >= CR_SETUP_TRIES) {
+			p->failed = true;
+			a->c.path_given_up++;
+		} else {
+			send_path(a, f, i);
+		}
+	}
+	if (!p->alive || now - p->last_heard_ns <= H)
+		return false;
+	p->alive = false;
+	f->grant.alive[i] = 0;
+	a->c.path_failures++;
+	pr_info("credit: flow %s -> %s qp %u: no Reserve from %s for %llu ms: path %d failed\n",
+		ip4(f->src, b1), ip4(f->dst, b2), f->dqpn, p->rt->ifc.name,
+		(unsigned long long)((now - p->last_heard_ns) / 1000000), i);
+	/* its next Path init is a re-setup: a hop that comes back answers INIT */
+	p->answered = false;
+	p->tries = 0;
+	p->next_try_ns = now + R;
+	return true;
+}
+
+/* No path can carry the flow (b < 0): a transit hop says so upstream when it lost its path */
+static void tick_dead_end(struct cr_agent *a, struct cr_flow *f)
+{
+	bool all_failed = true;
+
+	for (int i = 0; i < f->npaths; i++)
+		all_failed &= f->path[i].failed;
+	/* lost the path it had, or none ever answered */
+	if (all_failed || (f->grant.state == LH_CRS_ACTIVE && !f->path[f->grant.active].alive))
+		set_dead_end(a, f, true);
+}
+
+/*
+ * A flow waiting for a path (PENDING): best path b taken when it is the
+ * preferred one or R after the first answer; with none for 10 R, fail open.
+ * true: the grant was written.
+ */
+static bool tick_pending(struct cr_agent *a, struct cr_flow *f, int b, uint64_t now)
+{
+	uint64_t R = ms_ns(f->refresh_ms);
+	char b1[INET_ADDRSTRLEN], b2[INET_ADDRSTRLEN];
+
+	if (b >= 0 && (b == 0 || now - f->first_answer_ns >= R)) {
+		activate(a, f, b, now);
+		return true;
+	}
+	if (!f->nolive_since_ns)
+		f->nolive_since_ns = now;
+	if (now - f->nolive_since_ns < CR_NOLIVE_OPEN_R * R)
+		return false;
+	f->grant.state = LH_CRS_OPEN; /* fail open: nothing lost, nothing controlled */
+	a->c.flows_open++;
+	pr_warn("credit: flow %s -> %s qp %u: no path answers: passed uncontrolled\n",
+		ip4(f->src, b1), ip4(f->dst, b2), f->dqpn);
+	grant_write(a, f);
+	release(a, f);
+	return true;
+}
+
+/* The flow's paths: their timers, then which carries the flow (failover, hold, fail open) */
+static void tick_paths(struct cr_agent *a, struct cr_flow *f, uint64_t now)
+{
 	bool changed = false;
 	int i, b;
 
-	for (i = 0; i < f->npaths; i++) {
-		struct cr_path *p = &f->path[i];
-
-		if (!p->answered && !p->failed && now >= p->next_try_ns) {
-			if (p->tries >= CR_SETUP_TRIES) {
-				p->failed = true;
-				a->c.path_given_up++;
-			} else {
-				send_path(a, f, i);
-			}
-		}
-		if (p->alive && now - p->last_heard_ns > H) {
-			p->alive = false;
-			f->grant.alive[i] = 0;
-			changed = true;
-			a->c.path_failures++;
-			pr_info("credit: flow %s -> %s qp %u: no Reserve from %s for %llu ms: path %d failed\n",
-				ip4(f->src, b1), ip4(f->dst, b2), f->dqpn, p->rt->ifc.name,
-				(unsigned long long)((now - p->last_heard_ns) / 1000000), i);
-			/* its next Path init is a re-setup: a hop that comes back answers INIT */
-			p->answered = false;
-			p->tries = 0;
-			p->next_try_ns = now + R;
-		}
-	}
+	for (i = 0; i < f->npaths; i++)
+		changed |= tick_path(a, f, i, now);
 	b = best_path(f);
-	if (b < 0 && f->npaths) {
-		bool all_failed = true;
-
-		for (i = 0; i < f->npaths; i++)
-			all_failed &= f->path[i].failed;
-		/* lost the path it had, or none ever answered */
-		if (all_failed || (f->grant.state == LH_CRS_ACTIVE && !f->path[f->grant.active].alive))
-			set_dead_end(a, f, true);
-	}
+	if (b < 0 && f->npaths)
+		tick_dead_end(a, f);
 	if (f->grant.state == LH_CRS_ACTIVE && !(f->path[f->grant.active].alive)) {
 		if (b >= 0) {
 			a->c.failovers++;
@@ -152,23 +193,8 @@ static void tick_paths(struct cr_agent *a, struct cr_flow *f, uint64_t now)
 		f->nolive_since_ns = now;
 		changed = true;
 	}
-	if (f->grant.state == LH_CRS_PENDING) {
-		if (b >= 0 && (b == 0 || now - f->first_answer_ns >= R)) {
-			activate(a, f, b, now);
-			return;
-		}
-		if (!f->nolive_since_ns)
-			f->nolive_since_ns = now;
-		if (now - f->nolive_since_ns >= CR_NOLIVE_OPEN_R * R) {
-			f->grant.state = LH_CRS_OPEN; /* fail open: nothing lost, nothing controlled */
-			a->c.flows_open++;
-			pr_warn("credit: flow %s -> %s qp %u: no path answers: passed uncontrolled\n",
-				ip4(f->src, b1), ip4(f->dst, b2), f->dqpn);
-			grant_write(a, f);
-			release(a, f);
-			return;
-		}
-	}
+	if (f->grant.state == LH_CRS_PENDING && tick_pending(a, f, b, now))
+		return;
 	if (changed)
 		grant_write(a, f);
 }
@@ -191,10 +217,8 @@ static void tick_end(struct cr_agent *a, struct cr_flow *f, uint64_t now)
 		}
 		pending++;
 	}
-	if (!pending) {
-		a->c.flows_ended++;
-		flow_free(a, f);
-	}
+	if (!pending)
+		flow_ended(a, f);
 }
 
 static void tick(struct cr_agent *a)
@@ -274,22 +298,41 @@ static int open_sockets(struct cr_agent *a)
 	return 0;
 }
 
-int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop)
+/* The ring buffer of the program's records, the tick timer, and the epoll set of both and RSVP */
+static bool open_events(struct cr_agent *a, struct lhd_datapath *dp)
 {
-	struct cr_agent *a = calloc(1, sizeof(*a));
 	struct itimerspec its = { .it_interval.tv_nsec = (long)CR_TICK_US * 1000 };
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct ring_buffer *rb = NULL;
-	int ep = -1, tfd = -1, rc = EXIT_KERNEL, err;
-	uint64_t ticks;
-	char b[INET_ADDRSTRLEN];
 
-	if (!a)
-		return EXIT_KERNEL;
-	a->cfg = cfg;
-	a->rsvp_fd = a->inj_fd = -1;
+	a->rb = ring_buffer__new(lhd_map_fd(dp->sk.credit_tc->maps.lh_cr_events), on_record, a,
+				 NULL);
+	a->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	a->ep_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (!a->rb || a->tick_fd < 0 || a->ep_fd < 0) {
+		pr_warn("credit: ring buffer lh_cr_events / timer: %s\n", strerror(errno));
+		return false;
+	}
+	its.it_value = its.it_interval;
+	timerfd_settime(a->tick_fd, 0, &its, NULL);
+	ev.data.fd = a->tick_fd;
+	epoll_ctl(a->ep_fd, EPOLL_CTL_ADD, a->tick_fd, &ev);
+	ev.data.fd = a->rsvp_fd;
+	epoll_ctl(a->ep_fd, EPOLL_CTL_ADD, a->rsvp_fd, &ev);
+	ev.data.fd = ring_buffer__epoll_fd(a->rb);
+	epoll_ctl(a->ep_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	return true;
+}
+
+/* The agent's maps, key, sockets, ring buffer and timer; false (said) when one fails */
+static bool credit_open(struct cr_agent *a, struct lhd_datapath *dp)
+{
+	const struct lhd_config *cfg = a->cfg;
+	int err;
+
 	a->flow_fd = lhd_map_fd(dp->sk.credit_tc->maps.lh_cr_flow);
 	a->grant_fd = lhd_map_fd(dp->sk.credit_tc->maps.lh_cr_grant);
+	if (a->flow_fd < 0 || a->grant_fd < 0)
+		return false; /* said by lhd_map_fd() */
 	a->epoch = (uint32_t)(lh_now_ns() >> 20) & 0xffffff;
 	if (cfg->rsvp_key_len) {
 		a->keyed =
@@ -297,7 +340,7 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 		if (!a->keyed) {
 			pr_warn("credit: RSVP key id %llu refused\n",
 				(unsigned long long)cfg->rsvp_key_id);
-			goto out;
+			return false;
 		}
 		pr_info("credit: RSVP signed and verified: INTEGRITY (RFC 2747, HMAC-MD5), key id "
 			"%llu\n",
@@ -306,57 +349,63 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 	err = open_sockets(a);
 	if (err) {
 		pr_warn("credit: raw sockets (RSVP, protocol 46; held packets): %s\n", strerror(-err));
-		goto out;
+		return false;
 	}
-	rb = ring_buffer__new(lhd_map_fd(dp->sk.credit_tc->maps.lh_cr_events), on_record, a, NULL);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (!rb || tfd < 0 || ep < 0) {
-		pr_warn("credit: ring buffer lh_cr_events / timer: %s\n", strerror(errno));
-		goto out;
-	}
-	its.it_value = its.it_interval;
-	timerfd_settime(tfd, 0, &its, NULL);
-	ev.data.fd = tfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-	ev.data.fd = a->rsvp_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, a->rsvp_fd, &ev);
-	ev.data.fd = ring_buffer__epoll_fd(rb);
-	epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	return open_events(a, dp);
+}
+
+/* The paths and the credit rules the agent runs with */
+static void credit_announce(const struct lhd_config *cfg)
+{
+	char b1[INET_ADDRSTRLEN], b2[INET_ADDRSTRLEN];
+
 	for (int i = 0; i < cfg->n_cr_routes; i++)
 		pr_info("credit: path %d toward %s/%u via %s on %s\n", i,
-			ip4(cfg->cr_routes[i].prefix, b), cfg->cr_routes[i].plen,
-			inet_ntop(AF_INET, &cfg->cr_routes[i].nexthop, (char[INET_ADDRSTRLEN]){ 0 },
-				  INET_ADDRSTRLEN),
-			cfg->cr_routes[i].ifc.name);
+			ip4(cfg->cr_routes[i].prefix, b1), cfg->cr_routes[i].plen,
+			ip4(cfg->cr_routes[i].nexthop, b2), cfg->cr_routes[i].ifc.name);
 	pr_info("credit: buffer %u bytes per flow, credit returned per %u bytes, heartbeat %u ms\n",
 		cfg->cr_buffer, cfg->cr_quantum, cfg->heartbeat_ms);
+}
+
+/* RSVP messages waiting, at most 64 at a time so that the timer is not starved */
+static void rsvp_drain(struct cr_agent *a)
+{
+	for (int j = 0; j < 64; j++) {
+		struct pollfd pfd = { .fd = a->rsvp_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) <= 0)
+			break;
+		on_rsvp(a);
+	}
+}
+
+/* Until *stop: the timer, RSVP and the ring buffer, as they wake */
+static void credit_loop(struct cr_agent *a, volatile int *stop)
+{
+	uint64_t ticks;
 
 	while (!*stop) {
 		struct epoll_event out[4];
-		int n = epoll_wait(ep, out, 4, 200);
+		int n = epoll_wait(a->ep_fd, out, 4, 200);
 
 		if (n < 0 && errno != EINTR)
 			break;
 		for (int i = 0; i < n; i++) {
-			if (out[i].data.fd == tfd) {
-				if (read(tfd, &ticks, sizeof(ticks)) > 0)
+			if (out[i].data.fd == a->tick_fd) {
+				if (read(a->tick_fd, &ticks, sizeof(ticks)) > 0)
 					tick(a);
 			} else if (out[i].data.fd == a->rsvp_fd) {
-				for (int j = 0; j < 64; j++) {
-					struct pollfd pfd = { .fd = a->rsvp_fd, .events = POLLIN };
-
-					if (poll(&pfd, 1, 0) <= 0)
-						break;
-					on_rsvp(a);
-				}
+				rsvp_drain(a);
 			} else {
-				ring_buffer__consume(rb);
+				ring_buffer__consume(a->rb);
 			}
 		}
 	}
-	rc = EXIT_OK;
-	/* stopping: tell the hops downstream, once, so that no state outlives us there */
+}
+
+/* Stopping: tell the hops downstream, once, so that no state outlives us there */
+static void end_first_flows(struct cr_agent *a)
+{
 	for (unsigned int i = 0; i < CR_BUCKETS; i++)
 		for (struct cr_flow *f = a->buckets[i]; f; f = f->next)
 			for (int j = 0; f->first && f->phase != PH_ENDING && j < f->npaths; j++)
@@ -364,21 +413,42 @@ int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volati
 					f->path[j].tries = 0; /* a first End, not a retry */
 					send_end(a, f, j);
 				}
-out:
-	print_counters(a);
+}
+
+static void credit_close(struct cr_agent *a)
+{
 	for (unsigned int i = 0; i < CR_BUCKETS; i++)
 		while (a->buckets[i])
 			flow_free(a, a->buckets[i]);
-	ring_buffer__free(rb);
-	if (ep >= 0)
-		close(ep);
-	if (tfd >= 0)
-		close(tfd);
+	ring_buffer__free(a->rb);
+	if (a->ep_fd >= 0)
+		close(a->ep_fd);
+	if (a->tick_fd >= 0)
+		close(a->tick_fd);
 	if (a->rsvp_fd >= 0)
 		close(a->rsvp_fd);
 	if (a->inj_fd >= 0)
 		close(a->inj_fd);
 	secret_wipe(&a->key, sizeof(a->key));
+}
+
+int lhd_credit_run(const struct lhd_config *cfg, struct lhd_datapath *dp, volatile int *stop)
+{
+	struct cr_agent *a = calloc(1, sizeof(*a));
+	int rc = EXIT_KERNEL;
+
+	if (!a)
+		return EXIT_KERNEL;
+	a->cfg = cfg;
+	a->rsvp_fd = a->inj_fd = a->tick_fd = a->ep_fd = -1;
+	if (credit_open(a, dp)) {
+		credit_announce(cfg);
+		credit_loop(a, stop);
+		rc = EXIT_OK;
+		end_first_flows(a);
+	}
+	print_counters(a);
+	credit_close(a);
 	free(a);
 	return rc;
 }

@@ -42,18 +42,14 @@ uint64_t ms_ns(uint32_t ms)
 void key_v4(struct lh_qp_key *k, uint32_t src, uint32_t dst, uint32_t dqpn)
 {
 	memset(k, 0, sizeof(*k));
-	k->saddr[10] = k->saddr[11] = 0xff;
-	k->daddr[10] = k->daddr[11] = 0xff;
-	memcpy(&k->saddr[12], &src, 4);
-	memcpy(&k->daddr[12], &dst, 4);
+	lh_addr16_from_v4(k->saddr, src);
+	lh_addr16_from_v4(k->daddr, dst);
 	k->dqpn = dqpn;
 }
 
 static bool key_is_v4(const struct lh_qp_key *k)
 {
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(k->saddr, pfx, 12) && !memcmp(k->daddr, pfx, 12);
+	return lh_addr16_is_v4(k->saddr) && lh_addr16_is_v4(k->daddr);
 }
 
 static unsigned int key_hash(const struct lh_qp_key *k)
@@ -129,23 +125,16 @@ void set_dead_end(struct cr_agent *a, struct cr_flow *f, bool dead)
 
 /* ------------------------------------------------------------ flows */
 
-struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_t dqpn,
-			 bool first, uint32_t refresh_ms, uint32_t exclude_nh)
+/*
+ * The paths of flow f (toward f->dst): the most specific --credit-route
+ * prefixes holding dst, in their order, but for next hop exclude_nh
+ */
+static void flow_paths(struct cr_agent *a, struct cr_flow *f, uint32_t exclude_nh)
 {
-	struct cr_flow *f = calloc(1, sizeof(*f));
+	uint32_t dst = f->dst;
 	uint8_t best = 0;
 	int i;
 
-	if (!f)
-		return NULL;
-	key_v4(&f->key, src, dst, dqpn);
-	f->src = src;
-	f->dst = dst;
-	f->dqpn = dqpn;
-	f->first = first;
-	f->refresh_ms = refresh_ms;
-	f->last_activity_ns = lh_now_ns();
-	/* the paths: the most specific --credit-route prefixes holding dst, in their order */
 	for (i = 0; i < a->cfg->n_cr_routes; i++) {
 		const struct lhd_cr_route *r = &a->cfg->cr_routes[i];
 
@@ -162,10 +151,27 @@ struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_
 		p->rt = r;
 		p->local = local_addr_to(r->nexthop);
 		f->grant.ifindex[f->npaths] = (uint32_t)r->ifc.ifindex;
-		f->grant.nexthop[f->npaths][10] = f->grant.nexthop[f->npaths][11] = 0xff;
-		memcpy(&f->grant.nexthop[f->npaths][12], &r->nexthop, 4);
+		lh_addr16_from_v4(f->grant.nexthop[f->npaths], r->nexthop);
 		f->npaths++;
 	}
+}
+
+struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_t dqpn,
+			 bool first, uint32_t refresh_ms, uint32_t exclude_nh)
+{
+	struct cr_flow *f = calloc(1, sizeof(*f));
+	int i;
+
+	if (!f)
+		return NULL;
+	key_v4(&f->key, src, dst, dqpn);
+	f->src = src;
+	f->dst = dst;
+	f->dqpn = dqpn;
+	f->first = first;
+	f->refresh_ms = refresh_ms;
+	f->last_activity_ns = lh_now_ns();
+	flow_paths(a, f, exclude_nh);
 	f->grant.npaths = (uint32_t)f->npaths;
 	f->grant.hold_cap = a->cfg->cr_buffer;
 	if (!f->npaths) {
@@ -217,6 +223,13 @@ void flow_free(struct cr_agent *a, struct cr_flow *f)
 	free(f);
 }
 
+/* Every path's End acknowledged (or given up on): the flow is gone */
+void flow_ended(struct cr_agent *a, struct cr_flow *f)
+{
+	a->c.flows_ended++;
+	flow_free(a, f);
+}
+
 /* Stop forwarding against credit: End on every path that answered, until End ACKs */
 void flow_end(struct cr_agent *a, struct cr_flow *f)
 {
@@ -235,10 +248,8 @@ void flow_end(struct cr_agent *a, struct cr_flow *f)
 			pending++;
 		}
 	}
-	if (!pending) {
-		a->c.flows_ended++;
-		flow_free(a, f);
-	}
+	if (!pending)
+		flow_ended(a, f);
 }
 
 /* The best path that can carry the flow now: the first answered and alive */

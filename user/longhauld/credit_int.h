@@ -108,6 +108,9 @@ struct cr_agent {
 	int flow_fd, grant_fd;
 	int rsvp_fd; /* raw IPv4, protocol 46 */
 	int inj_fd; /* raw IPv4, IP_HDRINCL, SO_MARK LH_CR_MARK: held packets sent on */
+	int tick_fd; /* timerfd: every CR_TICK_US */
+	int ep_fd; /* epoll: the timer, rsvp_fd and the ring buffer */
+	struct ring_buffer *rb; /* lh_cr_events: new flows, held packets */
 	uint32_t epoch;
 	uint32_t msg_id;
 	struct cr_flow *buckets[CR_BUCKETS];
@@ -135,6 +138,7 @@ struct cr_flow *flow_new(struct cr_agent *a, uint32_t src, uint32_t dst, uint32_
 			 bool first, uint32_t refresh_ms, uint32_t exclude_nh);
 void flow_free(struct cr_agent *a, struct cr_flow *f);
 void flow_end(struct cr_agent *a, struct cr_flow *f);
+void flow_ended(struct cr_agent *a, struct cr_flow *f);
 int best_path(const struct cr_flow *f);
 void release(struct cr_agent *a, struct cr_flow *f);
 void activate(struct cr_agent *a, struct cr_flow *f, int p, uint64_t now);

@@ -149,19 +149,16 @@ void send_reserve(struct cr_agent *a, struct cr_flow *f, struct cr_up *u,
 	m.refresh_ms = f->refresh_ms;
 	m.credit.unit = RSVP_CREDIT_UNIT_BYTE;
 	if (init) {
-		m.objs |= RSVP_OBJ_MESSAGE_ID_ACK;
-		m.msg_id_ack.epoch = a->epoch;
-		m.msg_id_ack.id = ack_id;
 		m.credit.flags = RSVP_CREDIT_F_INIT;
 		m.credit.credit = a->cfg->cr_buffer;
 	} else {
 		m.credit.flags = fresh ? 0 : RSVP_CREDIT_F_HEARTBEAT;
 		m.credit.credit = fresh > UINT32_MAX ? UINT32_MAX : (uint32_t)fresh;
-		if (ack_id) {
-			m.objs |= RSVP_OBJ_MESSAGE_ID_ACK;
-			m.msg_id_ack.epoch = a->epoch;
-			m.msg_id_ack.id = ack_id;
-		}
+	}
+	if (init || ack_id) {
+		m.objs |= RSVP_OBJ_MESSAGE_ID_ACK;
+		m.msg_id_ack.epoch = a->epoch;
+		m.msg_id_ack.id = ack_id;
 	}
 	/* "less than its buffer": the whole buffer, every byte of it freed once forwarded */
 	m.credit.limit = a->cfg->cr_buffer + fwd;
@@ -289,79 +286,69 @@ static uint64_t limit_bytes(uint64_t limit, uint8_t unit)
 	return limit << unit;
 }
 
-static void on_reserve(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from,
-		       struct cr_flow *f)
+/*
+ * An initial Reserve on path i: the hop's limit counts what it forwarded of
+ * ours; what we sent on this path before (a path that failed and came back,
+ * packets lost on the way) it never saw: offset its numbers so that the
+ * credit open now is exactly its initial credit.
+ */
+static void reserve_init(struct cr_agent *a, struct cr_flow *f, int i, const struct rsvp_msg *m,
+			 uint64_t now)
 {
-	uint64_t now = lh_now_ns(), limit;
-	int i = path_of(f, from, m->hop.lih);
-	struct cr_path *p;
+	struct cr_path *p = &f->path[i];
+	struct lh_cr_flow cf = { 0 };
 
-	if (i < 0) {
-		a->c.rx_stale++;
-		return;
-	}
-	p = &f->path[i];
-	if (m->credit.flags & RSVP_CREDIT_F_INIT) {
-		struct lh_cr_flow cf = { 0 };
+	counted(a, f, &cf);
+	p->offset = (int64_t)cf.sent[i] +
+		    (int64_t)rsvp_credit_bytes(m->credit.credit, m->credit.unit) -
+		    (int64_t)limit_bytes(m->credit.limit, m->credit.unit);
+	if (!f->first_answer_ns)
+		f->first_answer_ns = now;
+	p->answered = true;
+	p->failed = false;
+	p->refusals = 0;
+	pr_debug("credit: qp %u: path %d (%s) answered, credit %llu, try %d\n", f->dqpn, i,
+		 p->rt->ifc.name, (unsigned long long)rsvp_credit_bytes(m->credit.credit, m->credit.unit),
+		 p->tries);
+	p->probe_id = 0;
+	p->probe_acked_sent = cf.sent[i];
+}
 
-		/*
-		 * The hop's limit counts what it forwarded of ours; what we sent on this
-		 * path before (a path that failed and came back, packets lost on the
-		 * way) it never saw: offset its numbers so that the credit open now is
-		 * exactly its initial credit.
-		 */
-		counted(a, f, &cf);
-		p->offset = (int64_t)cf.sent[i] +
-			    (int64_t)rsvp_credit_bytes(m->credit.credit, m->credit.unit) -
-			    (int64_t)limit_bytes(m->credit.limit, m->credit.unit);
-		if (!f->first_answer_ns)
-			f->first_answer_ns = now;
-		p->answered = true;
-		p->failed = false;
-		p->refusals = 0;
-		pr_debug("credit: qp %u: path %d (%s) answered, credit %llu, try %d\n", f->dqpn, i,
-			 p->rt->ifc.name, (unsigned long long)rsvp_credit_bytes(m->credit.credit, m->credit.unit),
-			 p->tries);
-		p->probe_id = 0;
-		p->probe_acked_sent = cf.sent[i];
-	} else if (p->answered && p->probe_id && (m->objs & RSVP_OBJ_MESSAGE_ID_ACK) &&
-		   m->msg_id_ack.id == p->probe_id && m->credit.has_accepted && m->credit.limit) {
-		/*
-		 * The answer to our probe: of what we had sent when probing, what
-		 * the hop has not taken in was lost on the way (it arrives in
-		 * order behind the data it follows), and its credit comes back:
-		 * the offset between our count and the hop's grows by it.
-		 */
-		int64_t off = (int64_t)p->probe_sent -
-			      (int64_t)limit_bytes(m->credit.accepted, m->credit.unit);
+/* Whether a Reserve on set-up path p answers the probe awaiting its answer */
+static bool answers_probe(const struct cr_path *p, const struct rsvp_msg *m)
+{
+	return p->answered && p->probe_id && (m->objs & RSVP_OBJ_MESSAGE_ID_ACK) &&
+	       m->msg_id_ack.id == p->probe_id && m->credit.has_accepted && m->credit.limit;
+}
 
-		a->c.probe_answers++;
-		if (off > p->offset) {
-			a->c.lost_bytes_recovered += (uint64_t)(off - p->offset);
-			p->offset = off;
-		}
-		p->probe_acked_sent = p->probe_sent;
-		p->probe_id = 0;
+/*
+ * The answer to our probe: of what we had sent when probing, what the hop
+ * has not taken in was lost on the way (it arrives in order behind the data
+ * it follows), and its credit comes back: the offset between our count and
+ * the hop's grows by it.
+ */
+static void probe_answered(struct cr_agent *a, struct cr_path *p, const struct rsvp_msg *m)
+{
+	int64_t off = (int64_t)p->probe_sent -
+		      (int64_t)limit_bytes(m->credit.accepted, m->credit.unit);
+
+	a->c.probe_answers++;
+	if (off > p->offset) {
+		a->c.lost_bytes_recovered += (uint64_t)(off - p->offset);
+		p->offset = off;
 	}
-	limit = m->credit.limit
-			? (uint64_t)((int64_t)limit_bytes(m->credit.limit, m->credit.unit) + p->offset)
-			: p->limit + rsvp_credit_bytes(m->credit.credit, m->credit.unit);
-	if (!(m->credit.flags & RSVP_CREDIT_F_INIT) && !p->answered) {
-		a->c.rx_stale++; /* credit before its initial Reserve: a hop that restarted? */
-		return;
-	}
-	/* an initial Reserve sets the limit; a later one only raises it */
-	if ((m->credit.flags & RSVP_CREDIT_F_INIT) || limit > p->limit)
-		p->limit = limit;
-	if (!p->alive && p->answered)
-		pr_debug("credit: path %d (%s) alive\n", i, p->rt->ifc.name);
-	p->alive = true;
-	p->last_heard_ns = now;
-	f->grant.alive[i] = 1;
-	set_dead_end(a, f, false);
-	f->grant.limit[i] = p->limit;
-	if (f->phase == PH_ENDING)
-		return;
+	p->probe_acked_sent = p->probe_sent;
+	p->probe_id = 0;
+}
+
+/*
+ * The path the flow takes once path i's Reserve is counted: the first to
+ * answer while none is active, or a more preferred one late; then the held
+ * packets its credit lets go
+ */
+static void reserve_choose(struct cr_agent *a, struct cr_flow *f, int i, const struct rsvp_msg *m,
+			   uint64_t now)
+{
 	if (f->grant.state == LH_CRS_PENDING || f->grant.state == LH_CRS_OPEN) {
 		/* the preferred path, or whichever answered once R has passed */
 		int b = best_path(f);
@@ -385,6 +372,45 @@ static void on_reserve(struct cr_agent *a, const struct rsvp_msg *m, uint32_t fr
 	}
 	grant_write(a, f);
 	release(a, f);
+}
+
+static void on_reserve(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from,
+		       struct cr_flow *f)
+{
+	uint64_t now = lh_now_ns(), limit;
+	int i = path_of(f, from, m->hop.lih);
+	bool init = m->credit.flags & RSVP_CREDIT_F_INIT;
+	struct cr_path *p;
+
+	if (i < 0) {
+		a->c.rx_stale++;
+		return;
+	}
+	p = &f->path[i];
+	if (init)
+		reserve_init(a, f, i, m, now);
+	else if (answers_probe(p, m))
+		probe_answered(a, p, m);
+	limit = m->credit.limit
+			? (uint64_t)((int64_t)limit_bytes(m->credit.limit, m->credit.unit) + p->offset)
+			: p->limit + rsvp_credit_bytes(m->credit.credit, m->credit.unit);
+	if (!init && !p->answered) {
+		a->c.rx_stale++; /* credit before its initial Reserve: a hop that restarted? */
+		return;
+	}
+	/* an initial Reserve sets the limit; a later one only raises it */
+	if (init || limit > p->limit)
+		p->limit = limit;
+	if (!p->alive && p->answered)
+		pr_debug("credit: path %d (%s) alive\n", i, p->rt->ifc.name);
+	p->alive = true;
+	p->last_heard_ns = now;
+	f->grant.alive[i] = 1;
+	set_dead_end(a, f, false);
+	f->grant.limit[i] = p->limit;
+	if (f->phase == PH_ENDING)
+		return;
+	reserve_choose(a, f, i, m, now);
 }
 
 static void on_end(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from, struct cr_flow *f)
@@ -417,10 +443,8 @@ static void on_end_ack(struct cr_agent *a, const struct rsvp_msg *m, uint32_t fr
 	f->path[i].end_acked = true;
 	for (i = 0; i < f->npaths; i++)
 		pending += !f->path[i].end_acked;
-	if (!pending) {
-		a->c.flows_ended++;
-		flow_free(a, f);
-	}
+	if (!pending)
+		flow_ended(a, f);
 }
 
 /* The next hop of a path has nothing onward: that path is as good as failed */
@@ -466,65 +490,72 @@ static enum rsvp_err rx_integrity(struct cr_agent *a, const uint8_t *msg, size_t
 	return err;
 }
 
-void on_rsvp(struct cr_agent *a)
+/* A message refused for reason err, counted */
+static void refuse(struct cr_agent *a, enum rsvp_err err)
 {
-	struct sockaddr_in from = { 0 };
-	socklen_t fl = sizeof(from);
-	ssize_t n = recvfrom(a->rsvp_fd, a->buf, sizeof(a->buf), MSG_DONTWAIT, (struct sockaddr *)&from,
-			     &fl);
-	struct rsvp_msg m;
-	struct lh_qp_key k;
-	struct cr_flow *f;
-	enum rsvp_err err;
-	size_t ihl;
+	a->c.refused[err]++;
+	a->c.rx_refused++;
+}
 
-	if (n < 20)
-		return;
-	a->c.rx_msgs++;
-	ihl = (size_t)(a->buf[0] & 0x0f) * 4;
-	if (ihl < 20 || (size_t)n < ihl) {
-		a->c.refused[RSVP_E_TRUNC_HDR]++;
-		a->c.rx_refused++;
-		return;
+/*
+ * The IPv4 datagram of n bytes in a->buf from sender from, decoded into m
+ * when it may touch a flow: from a configured neighbour one hop away, valid,
+ * verified when keyed, IPv4. false: counted and dropped.
+ */
+static bool rx_accept(struct cr_agent *a, size_t n, uint32_t from, struct rsvp_msg *m)
+{
+	size_t ihl = (size_t)(a->buf[0] & 0x0f) * 4;
+	enum rsvp_err err;
+
+	if (ihl < 20 || n < ihl) {
+		refuse(a, RSVP_E_TRUNC_HDR);
+		return false;
 	}
 	/* only configured neighbours, only from one hop away (TTL 255, as RFC 5082) */
-	if (!is_neighbor(a, from.sin_addr.s_addr)) {
+	if (!is_neighbor(a, from)) {
 		a->c.rx_not_neighbor++;
-		return;
+		return false;
 	}
 	if (a->buf[8] != 255) {
 		a->c.rx_ttl++;
-		return;
+		return false;
 	}
-	err = rsvp_decode(a->buf + ihl, (size_t)n - ihl, &m, RSVP_DECODE_REQUIRE_CSUM);
+	err = rsvp_decode(a->buf + ihl, n - ihl, m, RSVP_DECODE_REQUIRE_CSUM);
 	/* with a key, nothing unverified goes further; without, INTEGRITY is not looked at */
 	if (err == RSVP_E_OK && a->keyed)
-		err = rx_integrity(a, a->buf + ihl, (size_t)n - ihl, &m, from.sin_addr.s_addr);
+		err = rx_integrity(a, a->buf + ihl, n - ihl, m, from);
 	if (err != RSVP_E_OK) {
-		a->c.refused[err]++;
-		a->c.rx_refused++;
-		return;
+		refuse(a, err);
+		return false;
 	}
-	if (m.flow.family != AF_INET) {
-		a->c.refused[RSVP_E_FAMILY]++;
-		a->c.rx_refused++;
-		return;
+	if (m->flow.family != AF_INET) {
+		refuse(a, RSVP_E_FAMILY);
+		return false;
 	}
-	key_v4(&k, m.flow.src.v4.s_addr, m.flow.dst.v4.s_addr, m.flow.dqpn);
+	return true;
+}
+
+/* What message m from sender from does to its flow */
+static void rx_dispatch(struct cr_agent *a, const struct rsvp_msg *m, uint32_t from)
+{
+	struct lh_qp_key k;
+	struct cr_flow *f;
+
+	key_v4(&k, m->flow.src.v4.s_addr, m->flow.dst.v4.s_addr, m->flow.dqpn);
 	f = flow_find(a, &k);
-	switch (m.type) {
+	switch (m->type) {
 	case RSVP_MSG_CB_PATH:
 		a->c.rx_path++;
-		on_path(a, &m, from.sin_addr.s_addr);
+		on_path(a, m, from);
 		return;
 	case RSVP_MSG_CB_END:
 		a->c.rx_end++;
-		on_end(a, &m, from.sin_addr.s_addr, f);
+		on_end(a, m, from, f);
 		return;
 	case RSVP_MSG_PATH_ERR:
 		a->c.rx_path_err++;
 		if (f)
-			on_path_err(a, from.sin_addr.s_addr, f);
+			on_path_err(a, from, f);
 		return;
 	default:
 		break;
@@ -534,11 +565,26 @@ void on_rsvp(struct cr_agent *a)
 		return;
 	}
 	/* a downstream hop's Reserves (heartbeats) are no activity: only packets and Paths are */
-	if (m.type == RSVP_MSG_CB_RESERVE) {
+	if (m->type == RSVP_MSG_CB_RESERVE) {
 		a->c.rx_reserve++;
-		on_reserve(a, &m, from.sin_addr.s_addr, f);
-	} else if (m.type == RSVP_MSG_CB_END_ACK) {
+		on_reserve(a, m, from, f);
+	} else if (m->type == RSVP_MSG_CB_END_ACK) {
 		a->c.rx_end_ack++;
-		on_end_ack(a, &m, from.sin_addr.s_addr, f);
+		on_end_ack(a, m, from, f);
 	}
+}
+
+void on_rsvp(struct cr_agent *a)
+{
+	struct sockaddr_in from = { 0 };
+	socklen_t fl = sizeof(from);
+	ssize_t n = recvfrom(a->rsvp_fd, a->buf, sizeof(a->buf), MSG_DONTWAIT, (struct sockaddr *)&from,
+			     &fl);
+	struct rsvp_msg m;
+
+	if (n < 20)
+		return;
+	a->c.rx_msgs++;
+	if (rx_accept(a, (size_t)n, from.sin_addr.s_addr, &m))
+		rx_dispatch(a, &m, from.sin_addr.s_addr);
 }

@@ -16,19 +16,13 @@
 #include "lh_proto.h"
 #include "log.h"
 #include "netlink.h"
+#include "pkt.h"
 #include "report.h"
-
-static bool is_v4mapped(const uint8_t *a)
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(a, pfx, 12);
-}
 
 static void addr_from_key(union lh_ip_addr *dst, const uint8_t *a)
 {
 	memset(dst, 0, sizeof(*dst));
-	if (is_v4mapped(a))
+	if (lh_addr16_is_v4(a))
 		memcpy(&dst->v4, a + 12, 4);
 	else
 		memcpy(&dst->v6, a, 16);
@@ -40,8 +34,8 @@ int dc_host_mac(const struct agent *ag, const uint8_t *key_addr, uint8_t mac[6])
 	union lh_ip_addr a;
 
 	addr_from_key(&a, key_addr);
-	return lh_nl_neigh_get(is_v4mapped(key_addr) ? AF_INET : AF_INET6, ag->cfg->dc.ifindex,
-			       is_v4mapped(key_addr) ? (void *)&a.v4 : (void *)&a.v6, mac);
+	return lh_nl_neigh_get(lh_addr16_is_v4(key_addr) ? AF_INET : AF_INET6, ag->cfg->dc.ifindex,
+			       lh_addr16_is_v4(key_addr) ? (void *)&a.v4 : (void *)&a.v6, mac);
 }
 
 /* A frame from the responder to the requester of a Depot QP, out of the WAN interface */

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "log.h"
 #include "opts.h"
+#include "pkt.h"
 #include "report.h"
 #include "rsvp_key.h"
 #include "units.h"
@@ -65,7 +66,7 @@ static int parse_peer(const char *arg, struct lhd_peer *pe)
 {
 	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
 	unsigned long plen;
-	uint8_t a4[4];
+	uint32_t a4;
 	bool v4;
 
 	if (strlen(arg) >= sizeof(buf))
@@ -75,13 +76,11 @@ static int parse_peer(const char *arg, struct lhd_peer *pe)
 	if (slash)
 		*slash = 0;
 	memset(pe, 0, sizeof(*pe));
-	v4 = inet_pton(AF_INET, buf, a4) == 1;
-	if (v4) {
-		pe->addr[10] = pe->addr[11] = 0xff;
-		memcpy(pe->addr + 12, a4, 4);
-	} else if (inet_pton(AF_INET6, buf, pe->addr) != 1) {
+	v4 = inet_pton(AF_INET, buf, &a4) == 1;
+	if (v4)
+		lh_addr16_from_v4(pe->addr, a4);
+	else if (inet_pton(AF_INET6, buf, pe->addr) != 1)
 		return -EINVAL;
-	}
 	plen = v4 ? 32 : 128;
 	if (slash) {
 		plen = strtoul(slash + 1, &end, 10);

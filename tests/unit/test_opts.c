@@ -218,6 +218,7 @@ static void program_messages(void)
 	static const struct lh_opts own = { .opts = table, .invalid = tell_invalid,
 					    .bad_option = tell_bad_option };
 	char bad_value[] = "-p 0", unknown[] = "-f --nosuch", missing[] = "-f --port";
+	char after_word[] = "word --port", word_first[] = "word -f";
 	struct cfg c;
 	int rc;
 
@@ -231,6 +232,14 @@ static void program_messages(void)
 	tap_ok(rc < 0 && !strcmp(told.bad, "--port") && told.missing,
 	       "bad_option hook, no argument: rc %d, told '%s' missing %d", rc, told.bad,
 	       told.missing);
+	rc = parse_by(&own, &c, after_word);
+	tap_ok(rc < 0 && !strcmp(told.bad, "--port") && told.missing,
+	       "an argument before an option lacking its own is not taken for it: rc %d, "
+	       "told '%s' missing %d",
+	       rc, told.bad, told.missing);
+	rc = parse_by(&own, &c, word_first);
+	tap_ok(rc == 2 && c.flag, "an option after an argument: first %d (want 2), flag %d", rc,
+	       c.flag);
 }
 
 static void usage_lines(void)

@@ -273,8 +273,9 @@ int lh_opts_read_file(const struct lh_opts *p, const char *path, void *cfg)
 }
 
 /*
- * getopt_long's tables from ours: long-only options get values from LONG_VAL_BASE;
- * quiet: a leading ':' (a missing argument returned as ':')
+ * getopt_long's tables from ours: long-only options get values from LONG_VAL_BASE.
+ * The short options start with '-' (find_config's: in order, argv left as it is),
+ * then ':' when quiet (a missing argument returned as ':')
  */
 static int build_getopt(const struct lh_opt *opts, bool quiet, struct option **lo, char **so)
 {
@@ -285,12 +286,13 @@ static int build_getopt(const struct lh_opt *opts, bool quiet, struct option **l
 	while (opts[n].type != LH_OPT_END)
 		n++;
 	l = calloc(n + 1, sizeof(*l));
-	sh = calloc(2 * n + 2, 1);
+	sh = calloc(2 * n + 3, 1);
 	if (!l || !sh) {
 		free(l);
 		free(sh);
 		return -ENOMEM;
 	}
+	sh[s++] = '-';
 	if (quiet)
 		sh[s++] = ':';
 	for (i = 0; i < n; i++) {
@@ -335,7 +337,11 @@ static void print_name(char *buf, size_t len, const struct lh_opt *o)
 		snprintf(buf, len, "--%s", o->name);
 }
 
-/* The config file's path, from a quiet first pass (it may come anywhere, abbreviated) */
+/*
+ * The config file's path, from a quiet first pass (it may come anywhere,
+ * abbreviated). It takes the words in order (so: "-..."): permuted, argv would
+ * give the second pass "--dc x" for "x --dc"
+ */
 static const char *find_config(const struct lh_opt *opts, int argc, char **argv,
 			       const struct option *lo, const char *so)
 {
@@ -344,13 +350,12 @@ static const char *find_config(const struct lh_opt *opts, int argc, char **argv,
 	int c;
 
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc's full reset: the ordering read again from so */
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		o = c == '?' ? NULL : by_val(opts, c);
+		o = c == '?' || c == 1 ? NULL : by_val(opts, c);
 		if (o && o->type == LH_OPT_CONFIG)
 			path = optarg;
 	}
-	optind = 1;
 	return path;
 }
 
@@ -362,7 +367,8 @@ static int parse_cli(const struct lh_opts *p, int argc, char **argv, void *cfg,
 
 	/* getopt says what was wrong ("unrecognized option '--x'") unless the program does */
 	opterr = !p->bad_option;
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	optind = 0; /* a full reset: so + 1, argv permuted (options may follow arguments) */
+	while ((c = getopt_long(argc, argv, so + 1, lo, NULL)) != -1) {
 		const struct lh_opt *o = c == '?' || c == ':' ? NULL : by_val(p->opts, c);
 
 		if (!o && p->bad_option) {

@@ -211,12 +211,28 @@ static void norm_dir(char *d)
 		d[--n] = 0;
 }
 
+/* The next lock file of LOCK_DIR read into *ai (its agent running or not); false at the end */
+static bool next_agent(DIR *d, struct agent_info *ai)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+
+	while ((de = readdir(d))) {
+		if (!lh_lock_file_name(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), LOCK_DIR "/%s", de->d_name);
+		if (agent_probe_file(path, ai))
+			return true;
+	}
+	return false;
+}
+
 bool agent_probe(const struct lh_target *t, struct agent_info *ai)
 {
-	char want[PIN_DIR_MAX], path[PATH_MAX + 300];
+	char want[PIN_DIR_MAX], have[PIN_DIR_MAX];
 	struct agent_info cand;
-	struct dirent *de;
 	bool found = false;
+	const char *pd;
 	DIR *d;
 
 	if (agent_probe_file(t->lock_path, ai))
@@ -227,16 +243,7 @@ bool agent_probe(const struct lh_target *t, struct agent_info *ai)
 	d = opendir(LOCK_DIR);
 	if (!d)
 		return false;
-	while (!found && (de = readdir(d))) {
-		const char *pd;
-		char have[PIN_DIR_MAX];
-		size_t n = strlen(de->d_name);
-
-		if (n < 6 || strcmp(de->d_name + n - 5, ".lock") != 0)
-			continue;
-		snprintf(path, sizeof(path), LOCK_DIR "/%s", de->d_name);
-		if (!agent_probe_file(path, &cand))
-			continue;
+	while (!found && next_agent(d, &cand)) {
 		pd = agent_str(&cand, "pin_dir");
 		if (!pd)
 			continue;
@@ -292,35 +299,24 @@ bool pid_alive(int pid)
 
 void running_instances(char *buf, size_t size)
 {
-	char path[PATH_MAX + 300];
 	struct agent_info ai;
-	struct dirent *de;
+	const char *pd, *name;
 	size_t used = 0;
 	DIR *d;
+	int w;
 
 	buf[0] = 0;
 	d = opendir(LOCK_DIR);
 	if (!d)
 		return;
-	while ((de = readdir(d))) {
-		const char *pd, *name;
-		size_t n = strlen(de->d_name);
-		int w;
-
-		if (n < 6 || strcmp(de->d_name + n - 5, ".lock") != 0)
-			continue;
-		snprintf(path, sizeof(path), LOCK_DIR "/%s", de->d_name);
-		if (!agent_probe_file(path, &ai) || !ai.running)
-			continue;
+	while (next_agent(d, &ai)) {
 		pd = agent_str(&ai, "pin_dir");
-		if (!pd)
+		if (!ai.running || !pd)
 			continue;
 		if (!strcmp(pd, DEFAULT_PIN_ROOT))
 			name = "(default)";
-		else if (!strncmp(pd, DEFAULT_PIN_ROOT "/", sizeof(DEFAULT_PIN_ROOT)))
-			name = pd + sizeof(DEFAULT_PIN_ROOT);
 		else
-			name = pd;
+			name = lh_instance_of(pd) ? lh_instance_of(pd) : pd;
 		w = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", name);
 		if (w < 0 || (size_t)w >= size - used)
 			break;

@@ -17,14 +17,13 @@ int target_init(struct lh_target *t, const char *instance, const char *pin_dir)
 		return LH_EXIT_USAGE;
 	}
 	if (instance) {
-		if (!*instance || strchr(instance, '/') || instance[0] == '.' ||
-		    strlen(instance) >= sizeof(t->instance)) {
+		if (!lh_instance_name_ok(instance)) {
 			pr_err("--instance '%s': not an instance name (as longhauld takes it)\n",
 			       instance);
 			return LH_EXIT_USAGE;
 		}
 		snprintf(t->instance, sizeof(t->instance), "%s", instance);
-		snprintf(t->pin_dir, sizeof(t->pin_dir), DEFAULT_PIN_ROOT "/%s", instance);
+		lh_instance_pin_dir(t->pin_dir, sizeof(t->pin_dir), instance);
 	} else if (pin_dir) {
 		if (!*pin_dir || strlen(pin_dir) >= sizeof(t->pin_dir)) {
 			pr_err("--pin-dir '%s': not a pin directory\n", pin_dir);
@@ -32,7 +31,7 @@ int target_init(struct lh_target *t, const char *instance, const char *pin_dir)
 		}
 		snprintf(t->pin_dir, sizeof(t->pin_dir), "%s", pin_dir);
 	} else {
-		snprintf(t->pin_dir, sizeof(t->pin_dir), DEFAULT_PIN_ROOT);
+		lh_instance_pin_dir(t->pin_dir, sizeof(t->pin_dir), NULL);
 	}
 	lh_lock_path(t->lock_path, sizeof(t->lock_path), t->pin_dir);
 	return 0;

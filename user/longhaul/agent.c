@@ -297,7 +297,8 @@ bool pid_alive(int pid)
 	return pid > 0 && (!kill(pid, 0) || errno == EPERM);
 }
 
-void running_instances(char *buf, size_t size)
+/* Names of the running instances, comma separated ("" when none) */
+static void running_instances(char *buf, size_t size)
 {
 	struct agent_info ai;
 	const char *pd, *name;
@@ -323,4 +324,13 @@ void running_instances(char *buf, size_t size)
 		used += (size_t)w;
 	}
 	closedir(d);
+}
+
+void hint_running_instances(void)
+{
+	char hint[512];
+
+	running_instances(hint, sizeof(hint));
+	if (hint[0])
+		fprintf(stderr, "longhaul: running: %s (choose with --instance NAME)\n", hint);
 }

@@ -176,7 +176,6 @@ int map_open(const struct lh_target *t, const char *name, struct pinned_map *pm)
 {
 	struct agent_info ai;
 	const char *mode;
-	char hint[512];
 	int rc = map_get(t, name, pm);
 
 	if (!rc)
@@ -198,11 +197,8 @@ int map_open(const struct lh_target *t, const char *name, struct pinned_map *pm)
 			pr_err("the longhauld of %s (pid %d) runs, but %s (still starting?)\n",
 			       target_name(t), agent_pid(&ai), pm->why);
 	} else {
-		running_instances(hint, sizeof(hint));
 		pr_err("no longhauld runs for %s: %s\n", target_name(t), pm->why);
-		if (hint[0])
-			fprintf(stderr, "longhaul: running: %s (choose with --instance NAME)\n",
-				hint);
+		hint_running_instances();
 	}
 	map_close(pm);
 	return rc;

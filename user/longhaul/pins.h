@@ -52,8 +52,8 @@ bool agent_num(const struct agent_info *ai, const char *key, long long *v);
 /* The agent's pid: the lock holder's, else the lock file's; 0 when unknown */
 int agent_pid(const struct agent_info *ai);
 bool pid_alive(int pid);
-/* Names of the running instances, comma separated, for hints ("" when none) */
-void running_instances(char *buf, size_t size);
+/* After "no longhauld runs": the instances that do, if any ("longhaul: running: a, b ...") */
+void hint_running_instances(void);
 
 /* ---- pinned maps (map_specs.c, map_open.c, map_read.c) ---- */
 

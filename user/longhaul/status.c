@@ -381,7 +381,6 @@ int do_status_show(struct lh_cli *cli)
 	struct agent_info ai;
 	long long started;
 	bool maps_ok;
-	char hint[512];
 	int pid;
 
 	agent_probe(t, &ai);
@@ -418,12 +417,9 @@ int do_status_show(struct lh_cli *cli)
 	out_finish();
 
 	if (!ai.running) {
-		running_instances(hint, sizeof(hint));
 		pr_err("no longhauld runs for %s%s\n", target_name(t),
 		       ai.lock_exists ? " (its lock file is not held: the agent stopped)" : "");
-		if (hint[0])
-			fprintf(stderr, "longhaul: running: %s (choose with --instance NAME)\n",
-				hint);
+		hint_running_instances();
 		return LH_EXIT_NO_AGENT;
 	}
 	if (!maps_ok) {

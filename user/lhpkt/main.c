@@ -31,6 +31,7 @@ void lhpkt_usage(FILE *f)
 		EXIT_BAD_ICRC, EXIT_USAGE, EXIT_IO);
 }
 
+/* The subcommands by name */
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);

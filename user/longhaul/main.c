@@ -173,6 +173,7 @@ static const struct lh_opts cli_opts = {
 	.bad_option = bad_option,
 };
 
+/* OPTIONS (from the table) and the exit statuses */
 static void usage_options(FILE *f)
 {
 	fprintf(f, "\nOPTIONS:\n");
@@ -191,6 +192,7 @@ static void usage_options(FILE *f)
 		LH_EXIT_INCOMPAT);
 }
 
+/* The usage text, of one object's commands or (only NULL) of all */
 static void usage(FILE *f, const struct object *only)
 {
 	const struct object *o;
@@ -222,6 +224,7 @@ void lh_cli_err(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* "longhaul: error: ..." and a pointer to the help; returns LH_EXIT_USAGE */
 static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -250,11 +253,13 @@ static int name_match(const char *name, const char *word)
 /* The name of entry i of a table of objects or of commands (NULL past the last) */
 typedef const char *(*name_at_fn)(const void *table, int i);
 
+/* name_at_fn of objects[] */
 static const char *object_name_at(const void *table, int i)
 {
 	return ((const struct object *)table)[i].name;
 }
 
+/* name_at_fn of an object's commands */
 static const char *cmd_name_at(const void *table, int i)
 {
 	return ((const struct cmd *)table)[i].name;
@@ -277,6 +282,7 @@ static int find_name(name_at_fn name_at, const void *table, const char *word, bo
 	return n == 1 ? hit : -1;
 }
 
+/* The object word names (exactly or by a prefix of one) */
 static const struct object *find_object(const char *word, bool *ambiguous)
 {
 	int i = find_name(object_name_at, objects, word, ambiguous);
@@ -284,6 +290,7 @@ static const struct object *find_object(const char *word, bool *ambiguous)
 	return i < 0 ? NULL : &objects[i];
 }
 
+/* The command of obj that word names */
 static const struct cmd *find_cmd(const struct object *obj, const char *word, bool *ambiguous)
 {
 	int i = find_name(cmd_name_at, obj->cmds, word, ambiguous);
@@ -302,6 +309,7 @@ static const char *opt_name(unsigned int bit)
 	return "?";
 }
 
+/* libbpf says nothing unless -d routes it into the log */
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;

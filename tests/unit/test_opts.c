@@ -73,8 +73,8 @@ static const struct lh_opt table[] = {
 
 static const struct lh_opts opts = { .opts = table };
 
-/* argv from a string of words split at spaces */
-static int parse(struct cfg *c, char *line)
+/* argv from a string of words split at spaces, parsed by p */
+static int parse_by(const struct lh_opts *p, struct cfg *c, char *line)
 {
 	char *argv[32], *save, *w;
 	int argc = 0;
@@ -84,7 +84,12 @@ static int parse(struct cfg *c, char *line)
 		argv[argc++] = w;
 	argv[argc] = NULL;
 	memset(c, 0, sizeof(*c));
-	return lh_opts_parse(&opts, argc, argv, c);
+	return lh_opts_parse(p, argc, argv, c);
+}
+
+static int parse(struct cfg *c, char *line)
+{
+	return parse_by(&opts, c, line);
 }
 
 static void refused(const char *name, const char *arg)
@@ -189,6 +194,53 @@ static void config_file(void)
 	tap_ok(lh_opts_read_file(&opts, path, &c) < 0, "a missing file refused");
 }
 
+/* What the program's own message hooks were told */
+static struct {
+	char invalid[64];
+	char bad[64];
+	bool missing;
+} told;
+
+static void tell_invalid(const struct lh_opt *o, const char *arg)
+{
+	snprintf(told.invalid, sizeof(told.invalid), "%s=%s", o->name, arg);
+}
+
+static void tell_bad_option(const char *word, bool missing_arg)
+{
+	snprintf(told.bad, sizeof(told.bad), "%s", word);
+	told.missing = missing_arg;
+}
+
+static void program_messages(void)
+{
+	static const struct lh_opts own = { .opts = table, .invalid = tell_invalid,
+					    .bad_option = tell_bad_option };
+	char bad_value[] = "-p 0", unknown[] = "-f --nosuch", missing[] = "-f --port";
+	char after_word[] = "word --port", word_first[] = "word -f";
+	struct cfg c;
+	int rc;
+
+	rc = parse_by(&own, &c, bad_value);
+	tap_ok(rc < 0 && !strcmp(told.invalid, "port=0"), "invalid hook: rc %d, told '%s'", rc,
+	       told.invalid);
+	rc = parse_by(&own, &c, unknown);
+	tap_ok(rc < 0 && !strcmp(told.bad, "--nosuch") && !told.missing,
+	       "bad_option hook, unknown: rc %d, told '%s' missing %d", rc, told.bad, told.missing);
+	rc = parse_by(&own, &c, missing);
+	tap_ok(rc < 0 && !strcmp(told.bad, "--port") && told.missing,
+	       "bad_option hook, no argument: rc %d, told '%s' missing %d", rc, told.bad,
+	       told.missing);
+	rc = parse_by(&own, &c, after_word);
+	tap_ok(rc < 0 && !strcmp(told.bad, "--port") && told.missing,
+	       "an argument before an option lacking its own is not taken for it: rc %d, "
+	       "told '%s' missing %d",
+	       rc, told.bad, told.missing);
+	rc = parse_by(&own, &c, word_first);
+	tap_ok(rc == 2 && c.flag, "an option after an argument: first %d (want 2), flag %d", rc,
+	       c.flag);
+}
+
 static void usage_lines(void)
 {
 	char *buf = NULL;
@@ -215,6 +267,7 @@ int main(void)
 	cli_values();
 	bounds();
 	config_file();
+	program_messages();
 	usage_lines();
 	return tap_done();
 }

@@ -3,6 +3,7 @@
 #ifndef LH_USER_CLOCK_H
 #define LH_USER_CLOCK_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -17,6 +18,19 @@ static inline uint64_t lh_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Sleep until lh_now_ns() reaches ns (no sleep when it has): pacing from a
+ * start time, which a sleep per packet would drift from by its own overhead.
+ * Returns 0, or EINTR when a signal cut it short.
+ */
+static inline int lh_sleep_until_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+
+	return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR ? EINTR : 0;
 }
 
 #endif

@@ -127,8 +127,17 @@ static int parse_value(const struct lh_opt *o, const char *arg, void *field)
 	}
 }
 
+/* That arg is not valid for o: the program's message, else ours */
+static void say_invalid(const struct lh_opts *p, const struct lh_opt *o, const char *arg)
+{
+	if (p->invalid)
+		p->invalid(o, arg);
+	else
+		pr_warn("--%s: '%s' is not valid (see --help)\n", o->name, arg);
+}
+
 /* One option with its argument ("" for those without) into cfg */
-static int apply_one(const struct lh_opt *o, const char *arg, void *cfg,
+static int apply_one(const struct lh_opts *p, const struct lh_opt *o, const char *arg, void *cfg,
 		     const struct lh_opt_ctx *ctx)
 {
 	char *field = (char *)cfg + o->off;
@@ -144,7 +153,7 @@ static int apply_one(const struct lh_opt *o, const char *arg, void *cfg,
 	case LH_OPT_FUNC:
 		err = o->parse(cfg, arg, o, ctx);
 		if (err == -EINVAL)
-			pr_warn("--%s: '%s' is not valid (see --help)\n", o->name, arg);
+			say_invalid(p, o, arg);
 		break;
 	case LH_OPT_STR:
 		/* a config file's line does not outlive the file's reading */
@@ -158,7 +167,7 @@ static int apply_one(const struct lh_opt *o, const char *arg, void *cfg,
 	default:
 		err = parse_value(o, arg, field);
 		if (err)
-			pr_warn("--%s: '%s' is not valid (see --help)\n", o->name, arg);
+			say_invalid(p, o, arg);
 		break;
 	}
 	if (!err && o->given)
@@ -181,7 +190,7 @@ int lh_opts_apply(const struct lh_opts *p, const char *name, const char *arg, vo
 
 	if (!o || o->type == LH_OPT_CONFIG || o->type == LH_OPT_HELP)
 		return -ENOENT;
-	return apply_one(o, arg ? arg : "", cfg, &ctx);
+	return apply_one(p, o, arg ? arg : "", cfg, &ctx);
 }
 
 static char *trim(char *s)
@@ -231,7 +240,7 @@ static int file_line(const struct lh_opts *p, char *s, void *cfg, const struct l
 		pr_warn("%s:%d: %s needs a value\n", ctx->path, ctx->line, key);
 		return -EINVAL;
 	}
-	if (apply_one(o, val, cfg, ctx)) {
+	if (apply_one(p, o, val, cfg, ctx)) {
 		pr_warn("%s:%d: in the config file\n", ctx->path, ctx->line);
 		return -EINVAL;
 	}
@@ -263,8 +272,12 @@ int lh_opts_read_file(const struct lh_opts *p, const char *path, void *cfg)
 	return err;
 }
 
-/* getopt_long's tables from ours: long-only options get values from LONG_VAL_BASE */
-static int build_getopt(const struct lh_opt *opts, struct option **lo, char **so)
+/*
+ * getopt_long's tables from ours: long-only options get values from LONG_VAL_BASE.
+ * The short options start with '-' (find_config's: in order, argv left as it is),
+ * then ':' when quiet (a missing argument returned as ':')
+ */
+static int build_getopt(const struct lh_opt *opts, bool quiet, struct option **lo, char **so)
 {
 	size_t n = 0, i, k = 0, s = 0;
 	struct option *l;
@@ -273,12 +286,15 @@ static int build_getopt(const struct lh_opt *opts, struct option **lo, char **so
 	while (opts[n].type != LH_OPT_END)
 		n++;
 	l = calloc(n + 1, sizeof(*l));
-	sh = calloc(2 * n + 1, 1);
+	sh = calloc(2 * n + 3, 1);
 	if (!l || !sh) {
 		free(l);
 		free(sh);
 		return -ENOMEM;
 	}
+	sh[s++] = '-';
+	if (quiet)
+		sh[s++] = ':';
 	for (i = 0; i < n; i++) {
 		const struct lh_opt *o = &opts[i];
 		int val = o->short_opt ? o->short_opt : (int)(LONG_VAL_BASE + i);
@@ -321,7 +337,11 @@ static void print_name(char *buf, size_t len, const struct lh_opt *o)
 		snprintf(buf, len, "--%s", o->name);
 }
 
-/* The config file's path, from a quiet first pass (it may come anywhere, abbreviated) */
+/*
+ * The config file's path, from a quiet first pass (it may come anywhere,
+ * abbreviated). It takes the words in order (so: "-..."): permuted, argv would
+ * give the second pass "--dc x" for "x --dc"
+ */
 static const char *find_config(const struct lh_opt *opts, int argc, char **argv,
 			       const struct option *lo, const char *so)
 {
@@ -330,13 +350,12 @@ static const char *find_config(const struct lh_opt *opts, int argc, char **argv,
 	int c;
 
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc's full reset: the ordering read again from so */
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		o = c == '?' ? NULL : by_val(opts, c);
+		o = c == '?' || c == 1 ? NULL : by_val(opts, c);
 		if (o && o->type == LH_OPT_CONFIG)
 			path = optarg;
 	}
-	optind = 1;
 	return path;
 }
 
@@ -346,10 +365,16 @@ static int parse_cli(const struct lh_opts *p, int argc, char **argv, void *cfg,
 	struct lh_opt_ctx ctx = {.from_file = false};
 	int c;
 
-	opterr = 1; /* getopt says what was wrong: "unrecognized option '--x'" */
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		const struct lh_opt *o = c == '?' ? NULL : by_val(p->opts, c);
+	/* getopt says what was wrong ("unrecognized option '--x'") unless the program does */
+	opterr = !p->bad_option;
+	optind = 0; /* a full reset: so + 1, argv permuted (options may follow arguments) */
+	while ((c = getopt_long(argc, argv, so + 1, lo, NULL)) != -1) {
+		const struct lh_opt *o = c == '?' || c == ':' ? NULL : by_val(p->opts, c);
 
+		if (!o && p->bad_option) {
+			p->bad_option(argv[optind - 1], c == ':');
+			return -1;
+		}
 		if (!o) {
 			if (p->usage)
 				p->usage(stderr);
@@ -362,7 +387,7 @@ static int parse_cli(const struct lh_opts *p, int argc, char **argv, void *cfg,
 		}
 		if (o->type == LH_OPT_CONFIG)
 			continue;
-		if ((p->check && p->check(cfg, o)) || apply_one(o, optarg ? optarg : "", cfg, &ctx))
+		if ((p->check && p->check(cfg, o)) || apply_one(p, o, optarg ? optarg : "", cfg, &ctx))
 			return -1;
 	}
 	return optind;
@@ -375,7 +400,7 @@ int lh_opts_parse(const struct lh_opts *p, int argc, char **argv, void *cfg)
 	char *so;
 	int ret = -1;
 
-	if (build_getopt(p->opts, &lo, &so))
+	if (build_getopt(p->opts, p->bad_option != NULL, &lo, &so))
 		return -1;
 	path = find_config(p->opts, argc, argv, lo, so);
 	if (!path || !lh_opts_read_file(p, path, cfg))

@@ -77,6 +77,13 @@ struct lh_opts {
 	void (*usage)(FILE *f); /* the whole usage text (--help, and after a bad option) */
 	/* called for each option given on the command line, before it is applied; nonzero stops */
 	int (*check)(void *cfg, const struct lh_opt *o);
+	/* says that arg is not valid for o in the program's words; NULL: opts' own message */
+	void (*invalid)(const struct lh_opt *o, const char *arg);
+	/*
+	 * says that word, a word of argv, is no option (unknown, ambiguous) or lacks its
+	 * argument; NULL: getopt says so, then usage(stderr)
+	 */
+	void (*bad_option)(const char *word, bool missing_arg);
 };
 
 /*

@@ -41,7 +41,7 @@ static const char *const cr_stat_names[LH_CR_ST_MAX] = {
 };
 
 static const char *const cr_stat_descs[LH_CR_ST_MAX] = {
-#define CR_STAT_DESC(e, n, d) [LH_CR_ST_##e] = d,
+#define CR_STAT_DESC(e, n, d) [LH_CR_ST_##e] = (d),
 	LH_CR_STATS(CR_STAT_DESC)
 #undef CR_STAT_DESC
 };
@@ -195,7 +195,8 @@ static int credits_read(const struct pinned_map *flow_map, const struct pinned_m
 		*n = 0;
 		return err;
 	}
-	qsort(e, *n, sizeof(*e), cmp_credit);
+	if (e) /* NULL when there is no entry */
+		qsort(e, *n, sizeof(*e), cmp_credit);
 	*out = e;
 	return 0;
 }

@@ -13,8 +13,6 @@
 
 #include "instance.h"
 
-#define INSTANCE_MAX 65
-
 /* Exit statuses: the failure class, documented in `longhaul help` */
 enum {
 	LH_EXIT_OK = 0,
@@ -26,7 +24,7 @@ enum {
 
 /* Which agent: its pin directory and the lock file longhauld names after it */
 struct lh_target {
-	char instance[INSTANCE_MAX]; /* "" for the default pin directory or --pin-dir */
+	char instance[LH_INSTANCE_MAX]; /* "" for the default pin directory or --pin-dir */
 	char pin_dir[PIN_DIR_MAX];
 	char lock_path[PIN_DIR_MAX + 32];
 };

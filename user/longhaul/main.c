@@ -10,20 +10,23 @@
  * command ("longhaul q" is "longhaul qps show"). Everything is read from the
  * agent's lock file and its pinned maps, opened read-only. Errors go to
  * stderr; the exit status tells the failure class apart (longhaul.h).
+ *
+ * This file: the objects and their commands, the options as one table
+ * (opts.h; the commands' own tagged CMD_OPT_*), the usage text and the
+ * choice of the command. Each command is in the file of its object.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 
 #include "log.h"
 #include "longhaul.h"
+#include "opts.h"
 #include "output.h"
 #include "pins.h"
-#include "rocev2.h"
+#include "qps.h"
 
 struct cmd {
 	const char *name;
@@ -98,18 +101,84 @@ static const struct object objects[] = {
 	{ NULL, NULL, NULL },
 };
 
+/* The command line: the global options and the commands' (flags after OBJECT COMMAND) */
+struct cli_opts {
+	bool json, pretty, debug;
+	const char *instance, *pin_dir;
+	struct lh_cmd_opts cmd;
+};
+
+static void usage_all(FILE *f);
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --qpn N: a QPN, as the QPs' own (qps show) or their requester's */
+static int opt_qpn(void *cfg, const char *arg, const struct lh_opt *o, const struct lh_opt_ctx *ctx)
+{
+	(void)o;
+	(void)ctx;
+	if (!qpn_parse(arg, &((struct cli_opts *)cfg)->cmd.qpn)) {
+		usage_error("--qpn '%s': not a QPN (0 to 0xffffff)\n", arg);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+#define CO(field) LH_FIELD(struct cli_opts, field)
+
+/* Before OBJECT or anywhere after it; the commands' own are tagged (.group) with CMD_OPT_* */
+static const struct lh_opt cli_opt_table[] = {
+	{ .type = LH_OPT_FLAG, .name = "json", .short_opt = 'j', CO(json),
+	  .help = "JSON on stdout (one document per command)" },
+	{ .type = LH_OPT_FLAG, .name = "pretty", .short_opt = 'p', CO(pretty),
+	  .help = "indented JSON (implies --json)" },
+	{ .type = LH_OPT_STR, .name = "instance", CO(instance), .metavar = "NAME",
+	  .help = "the agent started with --instance NAME (pins under\n" DEFAULT_PIN_ROOT "/NAME)\n"
+		  "default: " DEFAULT_PIN_ROOT },
+	{ .type = LH_OPT_STR, .name = "pin-dir", CO(pin_dir), .metavar = "DIR",
+	  .help = "the agent started with --pin-dir DIR" },
+	{ .type = LH_OPT_FLAG, .name = "debug", .short_opt = 'd', CO(debug),
+	  .help = "debug messages, libbpf's included" },
+	{ .type = LH_OPT_HELP, .name = "help", .short_opt = 'h',
+	  .help = "this help; `longhaul OBJECT help` for one object" },
+	{ .type = LH_OPT_HEADING, .help = "Options of the commands (see OBJECT COMMAND above):" },
+	{ .type = LH_OPT_FLAG, .name = "all", CO(cmd.all), .group = CMD_OPT_ALL,
+	  .help = "every counter, or every agent, not only some" },
+	{ .type = LH_OPT_STR, .name = "key", CO(cmd.key), .group = CMD_OPT_KEY,
+	  .metavar = "SRC,DST,QPN", .help = "one QP or flow" },
+	{ .type = LH_OPT_FUNC, .name = "qpn", .parse = opt_qpn, .group = CMD_OPT_QPN,
+	  .metavar = "N", .help = "QPs with that QPN or that requester QPN" },
+	{ .type = LH_OPT_END },
+};
+
+/* Each option given: the commands' noted, for the check that they apply (lh_opts.check) */
+static int note_given(void *cfg, const struct lh_opt *o)
+{
+	((struct cli_opts *)cfg)->cmd.given |= (unsigned int)o->group;
+	return 0;
+}
+
+/* A word that is no option or lacks its argument (lh_opts.bad_option) */
+static void bad_option(const char *word, bool missing_arg)
+{
+	if (missing_arg)
+		usage_error("option '%s' needs an argument\n", word);
+	else
+		usage_error("unrecognized option '%s'\n", word);
+}
+
+static const struct lh_opts cli_opts = {
+	.opts = cli_opt_table,
+	.usage = usage_all,
+	.check = note_given,
+	.bad_option = bad_option,
+};
+
+/* OPTIONS (from the table) and the exit statuses */
 static void usage_options(FILE *f)
 {
+	fprintf(f, "\nOPTIONS:\n");
+	lh_opts_print(f, cli_opt_table);
 	fprintf(f,
-		"\nOPTIONS:\n"
-		"  -j, --json              JSON on stdout (one document per command)\n"
-		"  -p, --pretty            indented JSON (implies --json)\n"
-		"  --instance NAME         the agent started with --instance NAME (pins under\n"
-		"                          " DEFAULT_PIN_ROOT "/NAME)\n"
-		"                          default: " DEFAULT_PIN_ROOT "\n"
-		"  --pin-dir DIR           the agent started with --pin-dir DIR\n"
-		"  -d, --debug             debug messages, libbpf's included\n"
-		"  -h, --help              this help; `longhaul OBJECT help` for one object\n"
 		"\n"
 		"Exit status:\n"
 		"  %d  success\n"
@@ -123,6 +192,7 @@ static void usage_options(FILE *f)
 		LH_EXIT_INCOMPAT);
 }
 
+/* The usage text, of one object's commands or (only NULL) of all */
 static void usage(FILE *f, const struct object *only)
 {
 	const struct object *o;
@@ -138,6 +208,12 @@ static void usage(FILE *f, const struct object *only)
 	usage_options(f);
 }
 
+/* The whole usage text (lh_opts.usage: --help) */
+static void usage_all(FILE *f)
+{
+	usage(f, NULL);
+}
+
 void lh_cli_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -148,8 +224,7 @@ void lh_cli_err(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
+/* "longhaul: error: ..." and a pointer to the help; returns LH_EXIT_USAGE */
 static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -175,50 +250,66 @@ static int name_match(const char *name, const char *word)
 	return !strncmp(name, word, strlen(word));
 }
 
+/* The name of entry i of a table of objects or of commands (NULL past the last) */
+typedef const char *(*name_at_fn)(const void *table, int i);
+
+/* name_at_fn of objects[] */
+static const char *object_name_at(const void *table, int i)
+{
+	return ((const struct object *)table)[i].name;
+}
+
+/* name_at_fn of an object's commands */
+static const char *cmd_name_at(const void *table, int i)
+{
+	return ((const struct cmd *)table)[i].name;
+}
+
+/* The entry of table that word names; -1 when none or, *ambiguous, several */
+static int find_name(name_at_fn name_at, const void *table, const char *word, bool *ambiguous)
+{
+	const char *name;
+	int i, hit = -1, n = 0, m;
+
+	for (i = 0; (name = name_at(table, i)); i++) {
+		m = name_match(name, word);
+		if (m == 2)
+			return i;
+		if (m && !n++)
+			hit = i;
+	}
+	*ambiguous = n > 1;
+	return n == 1 ? hit : -1;
+}
+
+/* The object word names (exactly or by a prefix of one) */
 static const struct object *find_object(const char *word, bool *ambiguous)
 {
-	const struct object *o, *hit = NULL;
-	int n = 0, m;
+	int i = find_name(object_name_at, objects, word, ambiguous);
 
-	for (o = objects; o->name; o++) {
-		m = name_match(o->name, word);
-		if (m == 2)
-			return o;
-		if (m && !n++)
-			hit = o;
-	}
-	*ambiguous = n > 1;
-	return n == 1 ? hit : NULL;
+	return i < 0 ? NULL : &objects[i];
 }
 
+/* The command of obj that word names */
 static const struct cmd *find_cmd(const struct object *obj, const char *word, bool *ambiguous)
 {
-	const struct cmd *c, *hit = NULL;
-	int n = 0, m;
+	int i = find_name(cmd_name_at, obj->cmds, word, ambiguous);
 
-	for (c = obj->cmds; c->name; c++) {
-		m = name_match(c->name, word);
-		if (m == 2)
-			return c;
-		if (m && !n++)
-			hit = c;
-	}
-	*ambiguous = n > 1;
-	return n == 1 ? hit : NULL;
+	return i < 0 ? NULL : &obj->cmds[i];
 }
 
+/* The long name of the command option tagged bit */
 static const char *opt_name(unsigned int bit)
 {
-	switch (bit) {
-	case CMD_OPT_ALL:
-		return "--all";
-	case CMD_OPT_KEY:
-		return "--key";
-	default:
-		return "--qpn";
-	}
+	const struct lh_opt *o;
+
+	for (o = cli_opt_table; o->type != LH_OPT_END; o++)
+		if (o->group == (int)bit)
+			return o->name;
+	return "?";
 }
 
+/* libbpf says nothing unless -d routes it into the log */
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
@@ -227,124 +318,79 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-enum {
-	OPT_INSTANCE = 256,
-	OPT_PIN_DIR,
-	OPT_KEY,
-	OPT_QPN,
-};
-
-static const struct option long_opts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "pretty", no_argument, NULL, 'p' },
-	{ "instance", required_argument, NULL, OPT_INSTANCE },
-	{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
-	{ "debug", no_argument, NULL, 'd' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "all", no_argument, NULL, 'a' },
-	{ "key", required_argument, NULL, OPT_KEY },
-	{ "qpn", required_argument, NULL, OPT_QPN },
-	{ NULL, 0, NULL, 0 },
-};
-
-int main(int argc, char **argv)
+/*
+ * OBJECT [COMMAND] into *obj and *cmd: 0, or the exit status after a message;
+ * `help` and `OBJECT help` print the usage and leave *cmd NULL
+ */
+static int pick_command(int argc, char **argv, const struct object **obj, const struct cmd **cmd)
 {
-	const char *instance = NULL, *pin_dir = NULL, *word;
-	const struct object *obj;
-	const struct cmd *cmd;
-	struct lh_cli cli = { 0 };
-	bool json = false, pretty = false, ambiguous;
-	unsigned long v;
-	char *end;
-	int c, rc;
+	bool ambiguous = false;
 
-	lh_log_init("longhaul", LH_LOG_INFO);
-	libbpf_set_print(libbpf_quiet);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jpdh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'p':
-			json = pretty = true;
-			break;
-		case 'd':
-			lh_log_set_level(LH_LOG_DEBUG);
-			lh_log_route_libbpf();
-			break;
-		case 'h':
-			usage(stdout, NULL);
-			return LH_EXIT_OK;
-		case OPT_INSTANCE:
-			instance = optarg;
-			break;
-		case OPT_PIN_DIR:
-			pin_dir = optarg;
-			break;
-		case 'a':
-			cli.opt.given |= CMD_OPT_ALL;
-			cli.opt.all = true;
-			break;
-		case OPT_KEY:
-			cli.opt.given |= CMD_OPT_KEY;
-			cli.opt.key = optarg;
-			break;
-		case OPT_QPN:
-			errno = 0;
-			v = strtoul(optarg, &end, 0);
-			if (errno || *end || end == optarg || optarg[0] == '-' || v > ROCE_QPN_MASK)
-				return usage_error("--qpn '%s': not a QPN (0 to 0xffffff)\n",
-						   optarg);
-			cli.opt.given |= CMD_OPT_QPN;
-			cli.opt.qpn = (uint32_t)v;
-			break;
-		case ':':
-			return usage_error("option '%s' needs an argument\n", argv[optind - 1]);
-		default:
-			return usage_error("unrecognized option '%s'\n", argv[optind - 1]);
-		}
-	}
-	argc -= optind;
-	argv += optind;
-
-	if (argc < 1 || !strcmp(argv[0], "help")) {
-		if (argc < 1)
-			return usage_error("no object given\n");
+	*cmd = NULL;
+	if (argc < 1)
+		return usage_error("no object given\n");
+	if (!strcmp(argv[0], "help")) {
 		usage(stdout, NULL);
 		return LH_EXIT_OK;
 	}
-	word = argv[0];
-	obj = find_object(word, &ambiguous);
-	if (!obj)
-		return usage_error("%s object '%s'\n", ambiguous ? "ambiguous" : "unknown", word);
+	*obj = find_object(argv[0], &ambiguous);
+	if (!*obj)
+		return usage_error("%s object '%s'\n", ambiguous ? "ambiguous" : "unknown",
+				   argv[0]);
 	if (argc >= 2 && !strcmp(argv[1], "help")) {
-		usage(stdout, obj);
+		usage(stdout, *obj);
 		return LH_EXIT_OK;
 	}
-	if (argc < 2) {
-		cmd = obj->cmds;
-	} else {
-		word = argv[1];
-		cmd = find_cmd(obj, word, &ambiguous);
-		if (!cmd)
-			return usage_error("%s command '%s' for %s\n",
-					   ambiguous ? "ambiguous" : "unknown", word, obj->name);
-	}
+	*cmd = argc < 2 ? (*obj)->cmds : find_cmd(*obj, argv[1], &ambiguous);
+	if (!*cmd)
+		return usage_error("%s command '%s' for %s\n", ambiguous ? "ambiguous" : "unknown",
+				   argv[1], (*obj)->name);
 	if (argc > 2)
-		return usage_error("unexpected argument '%s' after '%s %s'\n", argv[2], obj->name,
-				   cmd->name);
-	if (cli.opt.given & ~cmd->opts) {
-		unsigned int bit = cli.opt.given & ~cmd->opts;
+		return usage_error("unexpected argument '%s' after '%s %s'\n", argv[2],
+				   (*obj)->name, (*cmd)->name);
+	return 0;
+}
 
-		return usage_error("%s does not apply to '%s %s'\n", opt_name(bit & -bit),
-				   obj->name, cmd->name);
+/* The commands' options given must be ones this command takes */
+static int check_cmd_opts(const struct lh_cmd_opts *c, const struct object *obj,
+			  const struct cmd *cmd)
+{
+	unsigned int bit = c->given & ~cmd->opts;
+
+	if (!bit)
+		return 0;
+	return usage_error("--%s does not apply to '%s %s'\n", opt_name(bit & -bit), obj->name,
+			   cmd->name);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_opts o = { 0 };
+	const struct object *obj = NULL;
+	const struct cmd *cmd;
+	struct lh_cli cli = { 0 };
+	int first, rc;
+
+	lh_log_init("longhaul", LH_LOG_INFO);
+	libbpf_set_print(libbpf_quiet);
+	first = lh_opts_parse(&cli_opts, argc, argv, &o);
+	if (first < 0)
+		return LH_EXIT_USAGE;
+	if (o.debug) {
+		lh_log_set_level(LH_LOG_DEBUG);
+		lh_log_route_libbpf();
 	}
-	rc = target_init(&cli.target, instance, pin_dir);
+	rc = pick_command(argc - first, argv + first, &obj, &cmd);
+	if (rc || !cmd)
+		return rc;
+	rc = check_cmd_opts(&o.cmd, obj, cmd);
 	if (rc)
 		return rc;
-
-	out_init(json, pretty);
+	rc = target_init(&cli.target, o.instance, o.pin_dir);
+	if (rc)
+		return rc;
+	cli.opt = o.cmd;
+	out_init(o.json || o.pretty, o.pretty);
 	rc = cmd->fn(&cli);
 	out_finish();
 	return rc;

@@ -3,6 +3,9 @@
  * What the CLI reads of an agent: its lock file (who runs, with which
  * options) and its pinned maps, each opened read-only and checked against
  * the structs compiled into this build before anything in it is trusted.
+ * target.c: which agent; agent.c: its lock file; map_specs.c: what this
+ * build expects of each map; map_open.c: opening and checking a pin;
+ * map_read.c: reading entries.
  */
 #ifndef LONGHAUL_PINS_H
 #define LONGHAUL_PINS_H
@@ -13,7 +16,7 @@
 
 #include "longhaul.h"
 
-/* ---- the agent's lock file ---- */
+/* ---- the agent's lock file (agent.c) ---- */
 
 #define AGENT_KV_MAX 32
 
@@ -49,10 +52,10 @@ bool agent_num(const struct agent_info *ai, const char *key, long long *v);
 /* The agent's pid: the lock holder's, else the lock file's; 0 when unknown */
 int agent_pid(const struct agent_info *ai);
 bool pid_alive(int pid);
-/* Names of the running instances, comma separated, for hints ("" when none) */
-void running_instances(char *buf, size_t size);
+/* After "no longhauld runs": the instances that do, if any ("longhaul: running: a, b ...") */
+void hint_running_instances(void);
 
-/* ---- pinned maps ---- */
+/* ---- pinned maps (map_specs.c, map_open.c, map_read.c) ---- */
 
 struct field_spec {
 	const char *name;

@@ -48,11 +48,23 @@ static bool addr_parse(const char *s, __u8 *a)
 	return inet_pton(AF_INET6, s, a) == 1;
 }
 
+bool qpn_parse(const char *s, __u32 *qpn)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || end == s || s[0] == '-' || v > ROCE_QPN_MASK)
+		return false;
+	*qpn = (__u32)v;
+	return true;
+}
+
 /* --key SRC,DST,QPN: the data direction's source, destination and destination QPN */
 int key_parse(const char *arg, struct lh_qp_key *k)
 {
-	char buf[128], *src, *dst, *qpn, *end, *save = NULL;
-	unsigned long v;
+	char buf[128], *src, *dst, *qpn, *save = NULL;
 
 	memset(k, 0, sizeof(*k));
 	if (strlen(arg) >= sizeof(buf))
@@ -63,13 +75,8 @@ int key_parse(const char *arg, struct lh_qp_key *k)
 	qpn = strtok_r(NULL, ",", &save);
 	if (!src || !dst || !qpn || strtok_r(NULL, ",", &save))
 		goto bad;
-	if (!addr_parse(src, k->saddr) || !addr_parse(dst, k->daddr))
+	if (!addr_parse(src, k->saddr) || !addr_parse(dst, k->daddr) || !qpn_parse(qpn, &k->dqpn))
 		goto bad;
-	errno = 0;
-	v = strtoul(qpn, &end, 0);
-	if (errno || *end || end == qpn || v > ROCE_QPN_MASK)
-		goto bad;
-	k->dqpn = (__u32)v;
 	return 0;
 bad:
 	pr_err("--key '%s': want SRC,DST,QPN (e.g. 10.0.0.1,10.0.0.2,0x12)\n", arg);
@@ -108,7 +115,8 @@ int qps_read(const struct pinned_map *qp_map, struct qp_entry **out, __u32 *n)
 		*n = 0;
 		return err;
 	}
-	qsort(e, *n, sizeof(*e), cmp_entry);
+	if (e) /* NULL when there is no entry */
+		qsort(e, *n, sizeof(*e), cmp_entry);
 	*out = e;
 	return 0;
 }

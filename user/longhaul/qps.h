@@ -28,9 +28,10 @@ struct slot_counts {
 int qps_read(const struct pinned_map *qp_map, struct qp_entry **out, __u32 *n);
 /* A key address (IPv4 mapped or IPv6) as text */
 void addr_str(const __u8 *a, char *buf, size_t size);
+/* A QPN (0 to 0xffffff, any base strtoul reads) into *qpn; false when it is not one */
+bool qpn_parse(const char *s, __u32 *qpn);
 /* --key SRC,DST,QPN into a key; LH_EXIT_USAGE (printed) when it is not one */
 int key_parse(const char *arg, struct lh_qp_key *k);
-/* CLOCK_MONOTONIC in ns: what bpf_ktime_get_ns() returns */
 /* key: microseconds from then to now (JSON null / "-" when then is 0) */
 void print_age(const char *key, __u64 now, __u64 then);
 /* The QP owns ring qp->ring of an lh_ring with nr_rings entries */

@@ -381,7 +381,6 @@ int do_status_show(struct lh_cli *cli)
 	struct agent_info ai;
 	long long started;
 	bool maps_ok;
-	char hint[512];
 	int pid;
 
 	agent_probe(t, &ai);
@@ -418,12 +417,9 @@ int do_status_show(struct lh_cli *cli)
 	out_finish();
 
 	if (!ai.running) {
-		running_instances(hint, sizeof(hint));
 		pr_err("no longhauld runs for %s%s\n", target_name(t),
 		       ai.lock_exists ? " (its lock file is not held: the agent stopped)" : "");
-		if (hint[0])
-			fprintf(stderr, "longhaul: running: %s (choose with --instance NAME)\n",
-				hint);
+		hint_running_instances();
 		return LH_EXIT_NO_AGENT;
 	}
 	if (!maps_ok) {
@@ -441,9 +437,7 @@ static const char *nonempty(const char *s)
 
 static int is_lock(const struct dirent *de)
 {
-	size_t n = strlen(de->d_name);
-
-	return n > 5 && !strcmp(de->d_name + n - 5, ".lock");
+	return lh_lock_file_name(de->d_name);
 }
 
 int do_status_list(struct lh_cli *cli)
@@ -458,14 +452,13 @@ int do_status_list(struct lh_cli *cli)
 	out_key_width(16);
 	out_array_begin(NULL);
 	for (i = 0; i < n; i++) {
-		const char *pd, *inst = NULL;
+		const char *pd, *inst;
 
 		snprintf(path, sizeof(path), LOCK_DIR "/%s", names[i]->d_name);
 		if (!agent_probe_file(path, &ai) || (!ai.running && !cli->opt.all))
 			continue;
 		pd = agent_str(&ai, "pin_dir");
-		if (pd && !strncmp(pd, DEFAULT_PIN_ROOT "/", sizeof(DEFAULT_PIN_ROOT)))
-			inst = pd + sizeof(DEFAULT_PIN_ROOT);
+		inst = pd ? lh_instance_of(pd) : NULL;
 		snprintf(head, sizeof(head), "%s", inst ? inst : pd ? pd : names[i]->d_name);
 		out_object_begin(head);
 		out_str("instance", inst);

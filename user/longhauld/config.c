@@ -179,7 +179,7 @@ static int opt_instance(void *cfg, const char *arg, const struct lh_opt *o,
 
 	(void)o;
 	(void)ctx;
-	if (!*arg || strchr(arg, '/') || strlen(arg) >= sizeof(c->instance) || arg[0] == '.')
+	if (!lh_instance_name_ok(arg))
 		return -EINVAL;
 	snprintf(c->instance, sizeof(c->instance), "%s", arg);
 	return 0;
@@ -401,12 +401,8 @@ static int derive(struct lhd_config *c)
 		pr_warn("--pin-dir and --instance both name the pin directory: give one\n");
 		return -EINVAL;
 	}
-	if (!c->pin_dir[0]) {
-		if (c->instance[0])
-			snprintf(c->pin_dir, sizeof(c->pin_dir), DEFAULT_PIN_ROOT "/%s", c->instance);
-		else
-			snprintf(c->pin_dir, sizeof(c->pin_dir), DEFAULT_PIN_ROOT);
-	}
+	if (!c->pin_dir[0])
+		lh_instance_pin_dir(c->pin_dir, sizeof(c->pin_dir), c->instance);
 	if (check_modes(c) || derive_sizes(c))
 		return -EINVAL;
 	derive_timers(c);

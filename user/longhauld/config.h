@@ -64,7 +64,7 @@ struct lhd_config {
 	enum lh_mode mode;
 	bool depot, sentry; /* roles (LR2 mode) */
 	char pin_dir[PIN_DIR_MAX];
-	char instance[65];
+	char instance[LH_INSTANCE_MAX];
 	enum lh_xdp_mode xdp_mode;
 	bool verify_icrc;
 	bool keep_pins;

@@ -17,105 +17,60 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "lockfile.h"
 #include "log.h"
 #include "pins.h"
 
-static const char *skip_ws(const char *s)
+/* One value of the lock file's object into kv: a string, a number or a list of strings */
+static bool lock_value(const char *key, struct json_object *v, struct agent_kv *kv)
 {
-	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-		s++;
-	return s;
-}
+	size_t i, n = 0;
 
-/* A JSON string at s (after its opening quote) into buf; returns past the closing quote */
-static const char *json_str(const char *s, char *buf, size_t size)
-{
-	size_t n = 0;
+	snprintf(kv->key, sizeof(kv->key), "%s", key);
+	switch (json_object_get_type(v)) {
+	case json_type_string:
+		snprintf(kv->str, sizeof(kv->str), "%s", json_object_get_string(v));
+		return true;
+	case json_type_int:
+	case json_type_double:
+		/* a fraction or exponent: the integer part */
+		kv->num = json_object_get_int64(v);
+		kv->is_num = true;
+		snprintf(kv->str, sizeof(kv->str), "%lld", kv->num);
+		return true;
+	case json_type_array:
+		/* each item followed by '\n' (interface names hold none) */
+		kv->is_list = true;
+		for (i = 0; i < json_object_array_length(v); i++) {
+			const char *item = json_object_get_string(json_object_array_get_idx(v, i));
 
-	for (; *s && *s != '"'; s++) {
-		char c = *s;
-
-		if (c == '\\' && s[1]) {
-			s++;
-			c = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s;
+			if (item && n + strlen(item) + 2 <= sizeof(kv->str))
+				n += (size_t)snprintf(kv->str + n, sizeof(kv->str) - n, "%s\n", item);
 		}
-		if (n + 1 < size)
-			buf[n++] = c;
-	}
-	buf[n] = 0;
-	return *s == '"' ? s + 1 : NULL;
-}
-
-/* A list of strings into kv->str, each item followed by '\n' (interface names hold none) */
-static const char *json_str_list(const char *s, struct agent_kv *kv)
-{
-	char item[64];
-	size_t n = 0;
-
-	kv->is_list = true;
-	for (;;) {
-		s = skip_ws(s);
-		if (*s == ']')
-			return s + 1;
-		if (*s++ != '"' || !(s = json_str(s, item, sizeof(item))))
-			return NULL;
-		if (n + strlen(item) + 2 <= sizeof(kv->str))
-			n += (size_t)snprintf(kv->str + n, sizeof(kv->str) - n, "%s\n", item);
-		s = skip_ws(s);
-		if (*s == ',')
-			s++;
-		else if (*s != ']')
-			return NULL;
-	}
-}
-
-/* The lock file's flat object: strings, numbers and lists of strings (no nesting) */
-static bool parse_lock(const char *s, struct agent_info *ai)
-{
-	s = skip_ws(s);
-	if (*s++ != '{')
+		return true;
+	default:
 		return false;
-	for (;;) {
+	}
+}
+
+/* The lock file's object (lockfile.h): strings, numbers and lists of strings */
+static bool parse_lock(const char *text, struct agent_info *ai)
+{
+	struct json_object *o = lh_lockfile_parse(text);
+	bool ok = o != NULL;
+
+	if (!o)
+		return false;
+	json_object_object_foreach(o, key, v) {
 		struct agent_kv kv = { 0 };
 
-		s = skip_ws(s);
-		if (*s == '}')
-			return true;
-		if (*s++ != '"' || !(s = json_str(s, kv.key, sizeof(kv.key))))
-			return false;
-		s = skip_ws(s);
-		if (*s++ != ':')
-			return false;
-		s = skip_ws(s);
-		if (*s == '"') {
-			s = json_str(s + 1, kv.str, sizeof(kv.str));
-			if (!s)
-				return false;
-		} else if (*s == '[') {
-			s = json_str_list(s + 1, &kv);
-			if (!s)
-				return false;
-		} else {
-			char *end;
-
-			kv.num = strtoll(s, &end, 10);
-			if (end == s)
-				return false;
-			kv.is_num = true;
-			snprintf(kv.str, sizeof(kv.str), "%lld", kv.num);
-			s = end;
-			/* a fraction or exponent: keep the integer part */
-			while (*s && *s != ',' && *s != '}' && *s != ' ')
-				s++;
-		}
-		if (ai->nr_kv < AGENT_KV_MAX)
+		if (!lock_value(key, v, &kv))
+			ok = false;
+		else if (ai->nr_kv < AGENT_KV_MAX)
 			ai->kv[ai->nr_kv++] = kv;
-		s = skip_ws(s);
-		if (*s == ',')
-			s++;
-		else if (*s != '}')
-			return false;
 	}
+	json_object_put(o);
+	return ok;
 }
 
 /*

@@ -129,6 +129,7 @@ struct emu {
 	uint64_t duration_ns;
 	bool json, pretty, no_xdp;
 	bool check; /* only validate the options */
+	bool verbose;
 	uint32_t pool;
 	uint64_t started_ns;
 };

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* lhwan run's options: the usage text and argv into struct emu */
+/*
+ * lhwan run's options (user/lib/opts.h tables): the usage text and argv into
+ * struct emu. An impairment option applies to both directions unless its value
+ * starts with a2b: or b2a:; the main table hands such an option to
+ * opt_each_dir(), which applies it by name from dir_table to each direction's
+ * struct dir_cfg, so each value is read by the type its entry gives.
+ */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,50 +16,11 @@
 #include "emulator_int.h"
 #include "log.h"
 #include "lossmodel.h"
+#include "opts.h"
 #include "units.h"
 
-static void emu_usage(void)
-{
-	fprintf(stderr,
-		"usage: lhwan [run] [OPTIONS] PORT_A PORT_B\n"
-		"Forward frames between PORT_A and PORT_B (both ways, unchanged) emulating a WAN.\n"
-		"Direction a2b: in on PORT_A, out on PORT_B; b2a the reverse. Every impairment\n"
-		"option applies to both directions unless its value starts with a2b: or b2a:.\n"
-		"  -d, --delay TIME        one-way propagation delay (10ms, 250us)\n"
-		"  -J, --jitter TIME       +- jitter added to the delay (uniform)\n"
-		"      --jitter-dist uniform|normal   (normal: TIME is the standard deviation)\n"
-		"      --jitter-reorder    let jitter reorder frames (default: keep FIFO order)\n"
-		"  -r, --rate RATE         bottleneck rate (100mbit, 1gbit; tc units), 0 = none\n"
-		"      --queue BYTES       bottleneck buffer (default: 50 ms at the rate)\n"
-		"      --overhead BYTES    added to each frame's length for the rate\n"
-		"  -l, --loss SPEC         loss rule (repeatable, any rule drops):\n"
-		"                            random P%% [CORR%%] | gemodel P%% [R%% [1-H%% "
-		"[1-K%%]]]\n"
-		"                            state P13%% [P31%% [P32%% [P23%% [P14%%]]]]\n"
-		"                            every N [K] | psn [QPN:]PSN[-PSN][,...] [times T]\n"
-		"      --duplicate P%%[,CORR%%]\n"
-		"      --reorder P%%[,CORR%%][,gap N]   a chosen frame skips the delay (netem)\n"
-		"      --stall 'SPEC for TIME'   a frame the loss SPEC picks waits TIME more;\n"
-		"                          frames behind it keep their order (a link that\n"
-		"                          stalls), unless --jitter-reorder (repeatable)\n"
-		"      --match all|roce    frames the models see (default all); others only\n"
-		"                          get rate and delay\n"
-		"  -s, --seed N            PRNG seed (default: from the clock, printed in stats)\n"
-		"      --pool N            frame slots per direction (default %u)\n"
-		"      --threads 1|2       worker threads (default 2: one per direction)\n"
-		"      --stats-file PATH   write JSON stats there (atomically) at start, on\n"
-		"                          SIGUSR1, every --stats-interval and at exit\n"
-		"                          (SIGUSR2 pauses the loss rules, the next resumes)\n"
-		"      --stats-interval TIME\n"
-		"      --duration TIME     exit after TIME\n"
-		"      --no-xdp            do not attach the XDP pass program to the ports\n"
-		"      --check             validate the options and exit\n"
-		"  -j, --json              print the final stats as JSON on stdout; -p pretty\n"
-		"  -v, --verbose\n"
-		"Only the first transmission(s) of a listed psn are dropped: retransmissions\n"
-		"pass, else the QP could never recover.\n",
-		(unsigned int)DEFAULT_POOL);
-}
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* "a2b:VALUE" -> mask 1, "b2a:VALUE" -> 2, else 3; *val points after the prefix */
 static unsigned int dir_prefix(const char *arg, const char **val)
@@ -127,234 +93,258 @@ static int parse_stall(const char *val, struct lh_loss_spec *spec, uint64_t *ns,
 	return lh_loss_parse(buf, spec, err, errlen);
 }
 
-int emu_parse_args(struct emu *e, int argc, char **argv)
+/* --rate: a bare number is refused (0 aside), as tc does: 100 could mean anything */
+static int dir_rate(void *cfg, const char *arg, const struct lh_opt *o,
+		    const struct lh_opt_ctx *ctx)
 {
-	enum {
-		OPT_JITTER_DIST = 256,
-		OPT_JITTER_REORDER,
-		OPT_QUEUE,
-		OPT_OVERHEAD,
-		OPT_DUP,
-		OPT_REORDER,
-		OPT_STALL,
-		OPT_MATCH,
-		OPT_POOL,
-		OPT_THREADS,
-		OPT_STATS_FILE,
-		OPT_STATS_INTERVAL,
-		OPT_DURATION,
-		OPT_NO_XDP,
-		OPT_CHECK,
-	};
-	static const struct option opts[] = {
-		{"delay", required_argument, NULL, 'd'},
-		{"jitter", required_argument, NULL, 'J'},
-		{"jitter-dist", required_argument, NULL, OPT_JITTER_DIST},
-		{"jitter-reorder", no_argument, NULL, OPT_JITTER_REORDER},
-		{"rate", required_argument, NULL, 'r'},
-		{"queue", required_argument, NULL, OPT_QUEUE},
-		{"overhead", required_argument, NULL, OPT_OVERHEAD},
-		{"loss", required_argument, NULL, 'l'},
-		{"duplicate", required_argument, NULL, OPT_DUP},
-		{"reorder", required_argument, NULL, OPT_REORDER},
-		{"stall", required_argument, NULL, OPT_STALL},
-		{"match", required_argument, NULL, OPT_MATCH},
-		{"seed", required_argument, NULL, 's'},
-		{"pool", required_argument, NULL, OPT_POOL},
-		{"threads", required_argument, NULL, OPT_THREADS},
-		{"stats-file", required_argument, NULL, OPT_STATS_FILE},
-		{"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
-		{"duration", required_argument, NULL, OPT_DURATION},
-		{"no-xdp", no_argument, NULL, OPT_NO_XDP},
-		{"check", no_argument, NULL, OPT_CHECK},
-		{"json", no_argument, NULL, 'j'},
-		{"pretty", no_argument, NULL, 'p'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
+	(void)o;
+	(void)ctx;
+	return lh_parse_rate_bps(arg, false, &((struct dir_cfg *)cfg)->rate_bps);
+}
+
+/* --overhead: bytes, negative too (a header the rate should not count) */
+static int dir_overhead(void *cfg, const char *arg, const struct lh_opt *o,
+			const struct lh_opt_ctx *ctx)
+{
+	char *end;
+	long v;
+
+	(void)o;
+	(void)ctx;
+	errno = 0;
+	v = strtol(arg, &end, 0);
+	if (errno || end == arg || *end || v < INT32_MIN || v > INT32_MAX)
+		return -EINVAL;
+	((struct dir_cfg *)cfg)->overhead = (int32_t)v;
+	return 0;
+}
+
+/* --loss: one more rule (each direction parses its own: it owns its psn list) */
+static int dir_loss(void *cfg, const char *arg, const struct lh_opt *o,
+		    const struct lh_opt_ctx *ctx)
+{
+	struct dir_cfg *c = cfg;
 	struct lh_loss_spec spec;
 	char err[256];
-	const char *val;
-	unsigned int mask, d;
-	uint64_t v;
+
+	(void)o;
+	(void)ctx;
+	if (c->nr_loss == MAX_RULES) {
+		pr_warn("at most %d loss rules per direction\n", MAX_RULES);
+		return -EBADMSG;
+	}
+	if (lh_loss_parse(arg, &spec, err, sizeof(err))) {
+		pr_warn("--loss '%s': %s\n", arg, err);
+		return -EBADMSG;
+	}
+	if (spec.kind != LH_LOSS_NONE)
+		c->loss[c->nr_loss++] = spec;
+	return 0;
+}
+
+/* --stall 'SPEC for TIME': one more stall rule */
+static int dir_stall(void *cfg, const char *arg, const struct lh_opt *o,
+		     const struct lh_opt_ctx *ctx)
+{
+	struct dir_cfg *c = cfg;
+	struct lh_loss_spec spec;
+	char err[256];
+	uint64_t ns;
+
+	(void)o;
+	(void)ctx;
+	if (c->nr_stall == MAX_RULES) {
+		pr_warn("at most %d stall rules per direction\n", MAX_RULES);
+		return -EBADMSG;
+	}
+	if (parse_stall(arg, &spec, &ns, err, sizeof(err))) {
+		pr_warn("--stall '%s': %s\n", arg, err);
+		return -EBADMSG;
+	}
+	if (spec.kind == LH_LOSS_NONE)
+		return 0;
+	c->stall[c->nr_stall] = spec;
+	c->stall_ns[c->nr_stall++] = ns;
+	return 0;
+}
+
+/* --duplicate P%[,CORR%] */
+static int dir_duplicate(void *cfg, const char *arg, const struct lh_opt *o,
+			 const struct lh_opt_ctx *ctx)
+{
+	struct dir_cfg *c = cfg;
+	uint32_t p, corr;
+
+	(void)o;
+	(void)ctx;
+	if (parse_prob_corr(arg, &p, &corr, NULL))
+		return -EINVAL;
+	c->dup_p = p;
+	c->dup_corr = corr;
+	return 0;
+}
+
+/* --reorder P%[,CORR%][,gap N] (gap 1 unless given) */
+static int dir_reorder(void *cfg, const char *arg, const struct lh_opt *o,
+		       const struct lh_opt_ctx *ctx)
+{
+	struct dir_cfg *c = cfg;
 	uint32_t p, corr, gap;
-	int c;
+
+	(void)o;
+	(void)ctx;
+	if (parse_prob_corr(arg, &p, &corr, &gap))
+		return -EINVAL;
+	c->reorder_p = p;
+	c->reorder_corr = corr;
+	c->reorder_gap = gap ? gap : 1;
+	return 0;
+}
+
+#define DF(field) LH_FIELD(struct dir_cfg, field)
+
+static const struct lh_opt_choice jitter_dists[] = {
+	{ "uniform", JITTER_UNIFORM }, { "normal", JITTER_NORMAL }, { NULL, 0 },
+};
+
+/* How each impairment option reads its value into one direction (no usage text here) */
+static const struct lh_opt dir_table[] = {
+	{ .type = LH_OPT_TIME, .name = "delay", DF(delay_ns) },
+	{ .type = LH_OPT_TIME, .name = "jitter", DF(jitter_ns) },
+	{ .type = LH_OPT_CHOICE, .name = "jitter-dist", DF(jitter_dist), .choices = jitter_dists },
+	{ .type = LH_OPT_FLAG, .name = "jitter-reorder", DF(jitter_reorder) },
+	{ .type = LH_OPT_FUNC, .name = "rate", .parse = dir_rate, .metavar = "RATE" },
+	{ .type = LH_OPT_SIZE, .name = "queue", DF(queue_bytes) },
+	{ .type = LH_OPT_FUNC, .name = "overhead", .parse = dir_overhead, .metavar = "BYTES" },
+	{ .type = LH_OPT_FUNC, .name = "loss", .parse = dir_loss, .metavar = "SPEC" },
+	{ .type = LH_OPT_FUNC, .name = "duplicate", .parse = dir_duplicate, .metavar = "P" },
+	{ .type = LH_OPT_FUNC, .name = "reorder", .parse = dir_reorder, .metavar = "P" },
+	{ .type = LH_OPT_FUNC, .name = "stall", .parse = dir_stall, .metavar = "SPEC" },
+	{ .type = LH_OPT_END },
+};
+
+static const struct lh_opts dir_opts = { .opts = dir_table };
+
+/* An impairment option: dir_table's entry of the same name, applied to the directions named */
+static int opt_each_dir(void *cfg, const char *arg, const struct lh_opt *o,
+			const struct lh_opt_ctx *ctx)
+{
+	struct emu *e = cfg;
+	const char *val;
+	unsigned int mask = dir_prefix(arg, &val), d;
+
+	(void)ctx;
+	for (d = 0; d < NR_DIRS; d++)
+		if ((mask & (1U << d)) && lh_opts_apply(&dir_opts, o->name, val, &e->dir[d].cfg))
+			return -EBADMSG; /* the reason is printed */
+	return 0;
+}
+
+#define EF(field) LH_FIELD(struct emu, field)
+#define EACH_DIR .type = LH_OPT_FUNC, .parse = opt_each_dir
+
+static const struct lh_opt_choice match_choices[] = {
+	{ "all", false }, { "roce", true }, { NULL, 0 },
+};
+
+/* The options, in the order of the usage text */
+static const struct lh_opt emu_table[] = {
+	{ EACH_DIR, .name = "delay", .short_opt = 'd', .metavar = "TIME",
+	  .help = "one-way propagation delay (10ms, 250us)" },
+	{ EACH_DIR, .name = "jitter", .short_opt = 'J', .metavar = "TIME",
+	  .help = "+- jitter added to the delay (uniform)" },
+	{ EACH_DIR, .name = "jitter-dist", .metavar = "uniform|normal",
+	  .help = "(normal: TIME is the standard deviation)" },
+	{ .type = LH_OPT_FUNC, .parse = opt_each_dir, .name = "jitter-reorder",
+	  .help = "let jitter reorder frames (default: keep FIFO order)" },
+	{ EACH_DIR, .name = "rate", .short_opt = 'r', .metavar = "RATE",
+	  .help = "bottleneck rate (100mbit, 1gbit; tc units), 0 = none" },
+	{ EACH_DIR, .name = "queue", .metavar = "BYTES",
+	  .help = "bottleneck buffer (default: 50 ms at the rate)" },
+	{ EACH_DIR, .name = "overhead", .metavar = "BYTES",
+	  .help = "added to each frame's length for the rate" },
+	{ EACH_DIR, .name = "loss", .short_opt = 'l', .metavar = "SPEC",
+	  .help = "loss rule (repeatable, any rule drops):\n"
+		  "  random P% [CORR%] | gemodel P% [R% [1-H% [1-K%]]]\n"
+		  "  state P13% [P31% [P32% [P23% [P14%]]]]\n"
+		  "  every N [K] | psn [QPN:]PSN[-PSN][,...] [times T]" },
+	{ EACH_DIR, .name = "duplicate", .metavar = "P%[,CORR%]" },
+	{ EACH_DIR, .name = "reorder", .metavar = "P%[,CORR%][,gap N]",
+	  .help = "a chosen frame skips the delay (netem)" },
+	{ EACH_DIR, .name = "stall", .metavar = "'SPEC for TIME'",
+	  .help = "a frame the loss SPEC picks waits TIME more;\n"
+		  "frames behind it keep their order (a link that\n"
+		  "stalls), unless --jitter-reorder (repeatable)" },
+	{ .type = LH_OPT_CHOICE, .name = "match", EF(match_roce), .choices = match_choices,
+	  .metavar = "all|roce",
+	  .help = "frames the models see (default all); others only\n"
+		  "get rate and delay" },
+	{ .type = LH_OPT_UINT, .name = "seed", .short_opt = 's', EF(seed), .metavar = "N",
+	  .help = "PRNG seed (default: from the clock, printed in stats)" },
+	{ .type = LH_OPT_UINT, .name = "pool", EF(pool), .metavar = "N", .min = 1024,
+	  .help = "frame slots per direction (default " STR(DEFAULT_POOL) ")" },
+	{ .type = LH_OPT_UINT, .name = "threads", EF(threads), .metavar = "1|2", .min = 1, .max = 2,
+	  .help = "worker threads (default 2: one per direction)" },
+	{ .type = LH_OPT_STR, .name = "stats-file", EF(stats_file), .metavar = "PATH",
+	  .help = "write JSON stats there (atomically) at start, on\n"
+		  "SIGUSR1, every --stats-interval and at exit\n"
+		  "(SIGUSR2 pauses the loss rules, the next resumes)" },
+	{ .type = LH_OPT_TIME, .name = "stats-interval", EF(stats_interval_ns), .metavar = "TIME" },
+	{ .type = LH_OPT_TIME, .name = "duration", EF(duration_ns), .metavar = "TIME",
+	  .help = "exit after TIME" },
+	{ .type = LH_OPT_FLAG, .name = "no-xdp", EF(no_xdp),
+	  .help = "do not attach the XDP pass program to the ports" },
+	{ .type = LH_OPT_FLAG, .name = "check", EF(check), .help = "validate the options and exit" },
+	{ .type = LH_OPT_FLAG, .name = "json", .short_opt = 'j', EF(json),
+	  .help = "print the final stats as JSON on stdout" },
+	{ .type = LH_OPT_FLAG, .name = "pretty", .short_opt = 'p', EF(pretty),
+	  .help = "the same, pretty" },
+	{ .type = LH_OPT_FLAG, .name = "verbose", .short_opt = 'v', EF(verbose),
+	  .help = "debug messages" },
+	{ .type = LH_OPT_HELP, .name = "help", .short_opt = 'h', .help = "this text" },
+	{ .type = LH_OPT_END },
+};
+
+/* lhwan's usage goes to stderr, --help's too: its stdout carries the JSON stats only */
+static void emu_usage(FILE *f)
+{
+	(void)f;
+	fprintf(stderr,
+		"usage: lhwan [run] [OPTIONS] PORT_A PORT_B\n"
+		"Forward frames between PORT_A and PORT_B (both ways, unchanged) emulating a WAN.\n"
+		"Direction a2b: in on PORT_A, out on PORT_B; b2a the reverse. Every impairment\n"
+		"option applies to both directions unless its value starts with a2b: or b2a:.\n");
+	lh_opts_print(stderr, emu_table);
+	fprintf(stderr, "Only the first transmission(s) of a listed psn are dropped: retransmissions\n"
+			"pass, else the QP could never recover.\n");
+}
+
+static const struct lh_opts emu_opts = { .opts = emu_table, .usage = emu_usage };
+
+int emu_parse_args(struct emu *e, int argc, char **argv)
+{
+	int first;
 
 	e->seed = lh_now_ns() ^ ((uint64_t)getpid() << 32);
 	e->threads = 2;
 	e->pool = DEFAULT_POOL;
-	while ((c = getopt_long(argc, argv, "d:J:r:l:s:jpvh", opts, NULL)) != -1) {
-		mask = 3;
-		val = optarg;
-		if (optarg && c != 's' && c != OPT_MATCH && c != OPT_POOL && c != OPT_THREADS &&
-		    c != OPT_STATS_FILE && c != OPT_STATS_INTERVAL && c != OPT_DURATION)
-			mask = dir_prefix(optarg, &val);
-		for (d = 0; d < NR_DIRS; d++) {
-			struct dir_cfg *cfg = &e->dir[d].cfg;
-
-			if (!(mask & (1U << d)))
-				continue;
-			switch (c) {
-			case 'd':
-				if (lh_parse_time_ns(val, NULL, &cfg->delay_ns))
-					goto bad;
-				break;
-			case 'J':
-				if (lh_parse_time_ns(val, NULL, &cfg->jitter_ns))
-					goto bad;
-				break;
-			case OPT_JITTER_DIST:
-				if (!strcmp(val, "uniform"))
-					cfg->jitter_dist = JITTER_UNIFORM;
-				else if (!strcmp(val, "normal"))
-					cfg->jitter_dist = JITTER_NORMAL;
-				else
-					goto bad;
-				break;
-			case OPT_JITTER_REORDER:
-				cfg->jitter_reorder = true;
-				break;
-			case 'r':
-				if (lh_parse_rate_bps(val, false, &cfg->rate_bps))
-					goto bad;
-				break;
-			case OPT_QUEUE:
-				if (lh_parse_bytes(val, &cfg->queue_bytes))
-					goto bad;
-				break;
-			case OPT_OVERHEAD:
-				cfg->overhead = (int32_t)strtol(val, NULL, 0);
-				break;
-			case 'l':
-				if (cfg->nr_loss == MAX_RULES) {
-					pr_warn("at most %d loss rules per direction\n", MAX_RULES);
-					return -EINVAL;
-				}
-				if (lh_loss_parse(val, &spec, err, sizeof(err))) {
-					pr_warn("--loss '%s': %s\n", val, err);
-					return -EINVAL;
-				}
-				/* parsed once per direction: each owns its psn list */
-				if (spec.kind == LH_LOSS_NONE)
-					break;
-				cfg->loss[cfg->nr_loss++] = spec;
-				break;
-			case OPT_STALL:
-				if (cfg->nr_stall == MAX_RULES) {
-					pr_warn("at most %d stall rules per direction\n", MAX_RULES);
-					return -EINVAL;
-				}
-				if (parse_stall(val, &spec, &v, err, sizeof(err))) {
-					pr_warn("--stall '%s': %s\n", val, err);
-					return -EINVAL;
-				}
-				if (spec.kind == LH_LOSS_NONE)
-					break;
-				cfg->stall[cfg->nr_stall] = spec;
-				cfg->stall_ns[cfg->nr_stall++] = v;
-				break;
-			case OPT_DUP:
-				if (parse_prob_corr(val, &p, &corr, NULL))
-					goto bad;
-				cfg->dup_p = p;
-				cfg->dup_corr = corr;
-				break;
-			case OPT_REORDER:
-				if (parse_prob_corr(val, &p, &corr, &gap))
-					goto bad;
-				cfg->reorder_p = p;
-				cfg->reorder_corr = corr;
-				cfg->reorder_gap = gap ? gap : 1;
-				break;
-			}
-		}
-		switch (c) {
-		case 'd':
-		case 'J':
-		case OPT_JITTER_DIST:
-		case OPT_JITTER_REORDER:
-		case 'r':
-		case OPT_QUEUE:
-		case OPT_OVERHEAD:
-		case 'l':
-		case OPT_DUP:
-		case OPT_REORDER:
-		case OPT_STALL:
-			break;
-		case OPT_MATCH:
-			if (!strcmp(optarg, "roce"))
-				e->match_roce = true;
-			else if (strcmp(optarg, "all"))
-				goto bad;
-			break;
-		case 's': {
-			char *end;
-
-			errno = 0;
-			e->seed = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end)
-				goto bad;
-			break;
-		}
-		case OPT_POOL:
-			e->pool = (uint32_t)strtoul(optarg, NULL, 0);
-			if (e->pool < 1024)
-				goto bad;
-			break;
-		case OPT_THREADS:
-			e->threads = atoi(optarg);
-			if (e->threads != 1 && e->threads != 2)
-				goto bad;
-			break;
-		case OPT_STATS_FILE:
-			e->stats_file = optarg;
-			break;
-		case OPT_STATS_INTERVAL:
-			if (lh_parse_time_ns(optarg, NULL, &e->stats_interval_ns))
-				goto bad;
-			break;
-		case OPT_DURATION:
-			if (lh_parse_time_ns(optarg, NULL, &v))
-				goto bad;
-			e->duration_ns = v;
-			break;
-		case OPT_NO_XDP:
-			e->no_xdp = true;
-			break;
-		case OPT_CHECK:
-			e->check = true;
-			break;
-		case 'j':
-			e->json = true;
-			break;
-		case 'p':
-			e->json = e->pretty = true;
-			break;
-		case 'v':
-			lh_log_set_level(LH_LOG_DEBUG);
-			break;
-		case 'h':
-			emu_usage();
-			exit(0);
-		default:
-			emu_usage();
-			return -EINVAL;
-		}
-	}
-	if (argc - optind != 2) {
+	first = lh_opts_parse(&emu_opts, argc, argv, e);
+	if (first < 0)
+		return -EINVAL;
+	if (e->pretty)
+		e->json = true;
+	if (e->verbose)
+		lh_log_set_level(LH_LOG_DEBUG);
+	if (argc - first != 2) {
 		pr_warn("need two ports (PORT_A PORT_B)\n");
-		emu_usage();
+		emu_usage(stderr);
 		return -EINVAL;
 	}
-	e->port[0].name = argv[optind];
-	e->port[1].name = argv[optind + 1];
+	e->port[0].name = argv[first];
+	e->port[1].name = argv[first + 1];
 	if (!strcmp(e->port[0].name, e->port[1].name)) {
 		pr_warn("PORT_A and PORT_B must differ\n");
 		return -EINVAL;
 	}
 	return 0;
-bad:
-	pr_warn("bad value for option: '%s'\n", optarg ? optarg : "");
-	return -EINVAL;
 }

@@ -2,34 +2,22 @@
 /*
  * lhwan: the WAN emulator of longhaul's test world, and its two helpers.
  *   lhwan [run] ...      forward frames between two interfaces with delay,
- *                        rate, loss, duplication and reordering (emulator.c)
+ *                        rate, loss, duplication and reordering (emulator*.c,
+ *                        their map in emulator_int.h)
  *   lhwan probe ...      send / receive numbered RoCEv2-shaped test packets
- *                        and measure delay, rate and loss patterns (probe.c)
+ *                        and measure delay, rate and loss patterns (probe*.c,
+ *                        probe_int.h)
  *   lhwan dcloss ...     attach a tiny XDP + tcx loss program to a host
- *                        interface for loss inside a data center (dcloss.c)
- * This header holds what the three share: unit parsing and the tiny BPF
- * program loader.
+ *                        interface for loss inside a data center (dcloss*.c)
+ * main.c picks one. This header holds their entry points and the XDP pass
+ * program the emulator puts on its ports (xdp_pass.c).
  */
 #ifndef LH_LHWAN_H
 #define LH_LHWAN_H
 
-#include <stdbool.h>
-#include <stdint.h>
-#include <time.h>
-
-#include "clock.h"
-
 int emulator_main(int argc, char **argv);
 int probe_main(int argc, char **argv);
 int dcloss_main(int argc, char **argv);
-
-static inline uint64_t real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Attach an XDP program that passes everything to ifindex unless one is

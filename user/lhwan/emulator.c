@@ -21,7 +21,6 @@
 
 #include "clock.h"
 #include "emulator_int.h"
-#include "lhwan.h"
 #include "log.h"
 
 const char *const dir_names[NR_DIRS] = {"a2b", "b2a"};
@@ -37,37 +36,20 @@ static void on_signal(int sig)
 		stop_flag = 1;
 }
 
-int emulator_main(int argc, char **argv)
+/*
+ * The worker threads started, one per direction or one for both; they never
+ * take signals: the main thread does and sets the flags. 0, or -1 said why
+ */
+static int start_workers(struct emu *e, struct worker *w)
 {
-	static struct emu emu;
-	struct emu *e = &emu;
-	struct worker w[NR_DIRS] = {0};
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigset_t block, old;
-	uint64_t now, next_stats;
 	int err, d, i;
 
-	if (emu_parse_args(e, argc, argv))
-		return 2;
-	if (e->check)
-		return 0;
-	err = open_ports(e);
-	if (err)
-		return 1;
-	now = lh_now_ns();
-	for (d = 0; d < NR_DIRS; d++) {
-		err = dir_init(e, &e->dir[d], d, now);
-		if (err) {
-			pr_warn("setting up direction %s: %s\n", dir_names[d], strerror(-err));
-			return 1;
-		}
-	}
-	e->started_ns = now;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
-	/* workers never take signals: the main thread does and sets the flags */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
@@ -90,15 +72,21 @@ int emulator_main(int argc, char **argv)
 		err = pthread_create(&e->dir[i].thread, NULL, worker_run, &w[i]);
 		if (err) {
 			pr_warn("pthread_create: %s\n", strerror(err));
-			return 1;
+			return -1;
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pr_debug("forwarding %s <-> %s, seed %llu\n", e->port[0].name, e->port[1].name,
-		 (unsigned long long)e->seed);
+	return 0;
+}
+
+/* The main thread until a signal or --duration stops the run: the stats file when due */
+static void run_until_stopped(struct emu *e)
+{
+	uint64_t now, next_stats;
+
 	/* the stats file appearing tells a script that the ports are open */
 	write_stats_file(e, "running");
-	next_stats = e->stats_interval_ns ? now + e->stats_interval_ns : UINT64_MAX;
+	next_stats = e->stats_interval_ns ? e->started_ns + e->stats_interval_ns : UINT64_MAX;
 	while (!stop_flag) {
 		struct timespec ts = {0, 20000000}; /* 20 ms */
 
@@ -113,25 +101,44 @@ int emulator_main(int argc, char **argv)
 				next_stats = now + e->stats_interval_ns;
 		}
 	}
+}
+
+int emulator_main(int argc, char **argv)
+{
+	static struct emu emu;
+	struct emu *e = &emu;
+	struct worker w[NR_DIRS] = {0};
+	uint64_t now;
+	int err, d, i;
+
+	if (emu_parse_args(e, argc, argv))
+		return 2;
+	if (e->check)
+		return 0;
+	err = open_ports(e);
+	if (err)
+		return 1;
+	now = lh_now_ns();
+	for (d = 0; d < NR_DIRS; d++) {
+		err = dir_init(e, &e->dir[d], d, now);
+		if (err) {
+			pr_warn("setting up direction %s: %s\n", dir_names[d], strerror(-err));
+			return 1;
+		}
+	}
+	e->started_ns = now;
+	if (start_workers(e, w))
+		return 1;
+	pr_debug("forwarding %s <-> %s, seed %llu\n", e->port[0].name, e->port[1].name,
+		 (unsigned long long)e->seed);
+	run_until_stopped(e);
 	for (i = 0; i < e->threads; i++)
 		pthread_join(e->dir[i].thread, NULL);
 	write_stats_file(e, "stopped");
 	if (e->json)
 		write_stats(e, stdout, e->pretty, "stopped");
-	for (i = 0; i < 2; i++) {
-		xdp_pass_detach(e->port[i].ifindex, e->port[i].xdp_fd);
-		lh_pktio_close(e->port[i].io);
-	}
-	for (d = 0; d < NR_DIRS; d++) {
-		for (i = 0; i < (int)e->dir[d].cfg.nr_loss; i++) {
-			lh_loss_state_free(&e->dir[d].loss[i]);
-			lh_loss_spec_free(&e->dir[d].cfg.loss[i]);
-		}
-		for (i = 0; i < (int)e->dir[d].cfg.nr_stall; i++) {
-			lh_loss_state_free(&e->dir[d].stall[i]);
-			lh_loss_spec_free(&e->dir[d].cfg.stall[i]);
-		}
-		lh_tw_free(&e->dir[d].tw);
-	}
+	close_ports(e);
+	for (d = 0; d < NR_DIRS; d++)
+		dir_free(&e->dir[d]);
 	return 0;
 }

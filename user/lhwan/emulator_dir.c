@@ -71,3 +71,19 @@ int dir_init(struct emu *e, struct dir *d, int id, uint64_t now)
 	d->last_deliver = now;
 	return 0;
 }
+
+/* What dir_init() allocated for the models and the wheel, and the rules' specs */
+void dir_free(struct dir *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->cfg.nr_loss; i++) {
+		lh_loss_state_free(&d->loss[i]);
+		lh_loss_spec_free(&d->cfg.loss[i]);
+	}
+	for (i = 0; i < d->cfg.nr_stall; i++) {
+		lh_loss_state_free(&d->stall[i]);
+		lh_loss_spec_free(&d->cfg.stall[i]);
+	}
+	lh_tw_free(&d->tw);
+}

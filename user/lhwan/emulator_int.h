@@ -147,7 +147,9 @@ extern volatile sig_atomic_t loss_paused;
 int emu_parse_args(struct emu *e, int argc, char **argv);
 
 /* emulator_dir.c */
+/* A direction's slots, timing wheel and model states, from its cfg; 0 or -errno */
 int dir_init(struct emu *e, struct dir *d, int id, uint64_t now);
+void dir_free(struct dir *d);
 
 static inline uint8_t *slot_data(struct dir *d, uint32_t i)
 {
@@ -160,7 +162,9 @@ static inline void slot_put(struct dir *d, uint32_t i)
 }
 
 /* emulator_ports.c */
+/* Both ports opened (XDP pass program unless --no-xdp); 0, or -errno said why */
 int open_ports(struct emu *e);
+void close_ports(struct emu *e);
 int port_recv(struct port *p, struct lh_frame *f, struct tpacket_auxdata *aux, unsigned int n);
 uint32_t fix_frame(uint8_t *f, uint32_t len, uint32_t cap, const struct tpacket_auxdata *aux);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/if_packet.h>
 
+#include "bytes.h"
 #include "emulator_int.h"
 #include "lhwan.h"
 #include "log.h"
@@ -68,9 +69,15 @@ int open_ports(struct emu *e)
 	return 0;
 }
 
-static inline uint16_t get_be16(const uint8_t *p)
+/* Both ports closed, the XDP pass programs of ours taken off */
+void close_ports(struct emu *e)
 {
-	return (uint16_t)(p[0] << 8 | p[1]);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		xdp_pass_detach(e->port[i].ifindex, e->port[i].xdp_fd);
+		lh_pktio_close(e->port[i].io);
+	}
 }
 
 /*
@@ -82,50 +89,48 @@ static inline uint16_t get_be16(const uint8_t *p)
  */
 static void csum_complete(uint8_t *f, uint32_t len)
 {
-	uint32_t off = 12, l4, l4len, sum = 0, i;
+	uint32_t off = 12, l4, l4len, sum = 0, i, csum_off;
 	uint16_t proto, csum;
 	uint8_t ipproto;
 	int tags = 0;
 
-	proto = get_be16(f + off);
+	proto = get16(f + off);
 	while ((proto == 0x8100 || proto == 0x88a8) && tags++ < 2 && off + 6 <= len) {
 		off += 4;
-		proto = get_be16(f + off);
+		proto = get16(f + off);
 	}
 	off += 2;
 	if (proto == 0x0800 && off + 20 <= len) {
-		if (get_be16(f + off + 6) & 0x3fff)
+		if (get16(f + off + 6) & 0x3fff)
 			return;
 		l4 = off + (f[off] & 0xf) * 4u;
 		ipproto = f[off + 9];
-		l4len = get_be16(f + off + 2) - (l4 - off);
+		l4len = get16(f + off + 2) - (l4 - off);
 		for (i = 0; i < 8; i += 2)
-			sum += get_be16(f + off + 12 + i);
+			sum += get16(f + off + 12 + i);
 	} else if (proto == 0x86dd && off + 40 <= len) {
 		l4 = off + 40;
 		ipproto = f[off + 6];
-		l4len = get_be16(f + off + 4);
+		l4len = get16(f + off + 4);
 		for (i = 0; i < 32; i += 2)
-			sum += get_be16(f + off + 8 + i);
+			sum += get16(f + off + 8 + i);
 	} else {
 		return;
 	}
 	if (l4 + l4len > len)
 		return;
 	if (ipproto == 17 && l4len >= 8)
-		csum = 6;
+		csum_off = 6;
 	else if (ipproto == 6 && l4len >= 20)
-		csum = 16;
+		csum_off = 16;
 	else
 		return;
 	sum += ipproto + l4len;
-	f[l4 + csum] = 0;
-	f[l4 + csum + 1] = 0;
+	put16(f + l4 + csum_off, 0);
 	csum = lh_inet_csum(f + l4, l4len, sum);
 	if (ipproto == 17 && !csum)
 		csum = 0xffff; /* UDP: 0 means "no checksum" */
-	f[l4 + (ipproto == 17 ? 6 : 16)] = (uint8_t)(csum >> 8);
-	f[l4 + (ipproto == 17 ? 6 : 16) + 1] = (uint8_t)csum;
+	put16(f + l4 + csum_off, csum);
 }
 
 /*

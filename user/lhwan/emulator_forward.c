@@ -46,6 +46,8 @@ static int dir_rx(struct emu *e, struct dir *d)
 	n = port_recv(d->rx, f, aux, want);
 	if (n <= 0)
 		return 0;
+	if ((unsigned int)n > want) /* recvmmsg's bound, which this file cannot see */
+		n = (int)want;
 	/*
 	 * The time a frame is taken to arrive: after the read, never before.
 	 * The caller's time, read before, is earlier by whatever preempted
@@ -105,7 +107,7 @@ static bool dir_tx(struct dir *d, uint64_t now)
 		} else {
 			for (i = 0; i < (uint32_t)sent; i++) {
 				STAT_ADD(d->st.tx_packets, 1);
-				STAT_ADD(d->st.tx_bytes, f[i].len);
+				STAT_ADD(d->st.tx_bytes, d->len[d->pend[d->pend_off + i]]);
 			}
 		}
 		for (i = 0; i < (uint32_t)sent; i++)

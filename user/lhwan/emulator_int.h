@@ -28,7 +28,7 @@
 #define TX_BATCH 256
 #define DEFAULT_POOL 131072
 #define DEFAULT_QUEUE_TIME_NS 50000000ULL /* bottleneck buffer: 50 ms at the rate */
-#define MIN_QUEUE_BYTES (256 * 1024)
+#define MIN_QUEUE_BYTES (256ULL * 1024)
 #define TICK_NS 16384 /* wheel slot: 16.4 us */
 #define EARLY_NS 2000 /* send what is due within 2 us with this batch */
 /*

@@ -37,32 +37,32 @@ static unsigned int dir_prefix(const char *arg, const char **val)
 	return 3;
 }
 
-/* "P%[,CORR%][,gap N]" */
+/* "P%[,CORR%][,gap N]": P is needed, CORR and the gap (where one is asked for) 0 unless given */
 static int parse_prob_corr(const char *s, uint32_t *p, uint32_t *corr, uint32_t *gap)
 {
 	char buf[128], *save = NULL, *tok;
+	int probs = 0;
 	double v;
-	int i = 0;
 
 	if (strlen(s) >= sizeof(buf))
 		return -EINVAL;
-	strcpy(buf, s);
+	snprintf(buf, sizeof(buf), "%s", s);
 	*corr = 0;
 	if (gap)
 		*gap = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++) {
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (gap && !strncmp(tok, "gap ", 4)) {
 			*gap = (uint32_t)strtoul(tok + 4, NULL, 0);
 			continue;
 		}
-		if (lh_parse_percent(tok, &v) || i > 1)
+		if (lh_parse_percent(tok, &v) || probs > 1)
 			return -EINVAL;
-		if (i == 0)
+		if (probs++ == 0)
 			*p = lh_prob_to_u32(v);
 		else
 			*corr = lh_prob_to_u32(v);
 	}
-	return i ? 0 : -EINVAL;
+	return probs ? 0 : -EINVAL;
 }
 
 /* "SPEC for TIME": a loss SPEC picks the frames, each waits TIME more */

@@ -34,7 +34,7 @@ int probe_main(int argc, char **argv)
 	struct probe_opts o = {0};
 	struct sigaction sa = {.sa_handler = probe_on_signal};
 
-	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
+	if (argc < 2 || (strcmp(argv[1], "send") != 0 && strcmp(argv[1], "recv") != 0)) {
 		probe_usage();
 		return 2;
 	}

@@ -246,8 +246,7 @@ static void emit_verdicts(struct as *a, int verdict_pass, int verdict_drop, bool
  * (next -1, drop 2; next rather than pass so a later tcx program still has
  * its say). The ctx offsets of data and data_end differ between the two.
  */
-static void build_prog(struct as *a, int map_fd, int verdict_pass, int verdict_drop,
-		       bool redirect)
+static void build_prog(struct as *a, int map_fd, int verdict_pass, int verdict_drop, bool redirect)
 {
 	memset(a, 0, sizeof(*a));
 	emit_udp_filter(a, redirect);

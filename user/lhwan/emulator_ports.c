@@ -156,8 +156,7 @@ uint32_t fix_frame(uint8_t *f, uint32_t len, uint32_t cap, const struct tpacket_
 }
 
 /* recvmmsg on the port's AF_PACKET socket with PACKET_AUXDATA */
-int port_recv(struct port *p, struct lh_frame *f, struct tpacket_auxdata *aux,
-		     unsigned int n)
+int port_recv(struct port *p, struct lh_frame *f, struct tpacket_auxdata *aux, unsigned int n)
 {
 	char cbuf[RX_BATCH][CMSG_SPACE(sizeof(struct tpacket_auxdata))];
 	struct mmsghdr msgs[RX_BATCH];

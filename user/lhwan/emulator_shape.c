@@ -41,7 +41,7 @@ static int64_t jitter_sample(struct dir *d)
  * buffer is full), then the propagation delay. Returns false if dropped.
  */
 bool schedule(struct dir *d, uint32_t slot, uint32_t len, uint64_t now, bool matched,
-		     uint64_t stall_ns)
+	      uint64_t stall_ns)
 {
 	const struct dir_cfg *c = &d->cfg;
 	uint64_t t = now, start;

@@ -27,8 +27,8 @@ struct receiver {
 	const struct probe_opts *o;
 	struct rx_state s;
 	struct lh_pktio *io; /* --raw */
-	int fd;		     /* UDP */
-	int sink4, sink6;    /* --raw: the UDP port held, so no ICMP port unreachable */
+	int fd; /* UDP */
+	int sink4, sink6; /* --raw: the UDP port held, so no ICMP port unreachable */
 };
 
 /* One batch of packets: big, and one receiver a run */

@@ -13,8 +13,8 @@
 #include "json.h"
 #include "probe_int.h"
 
-int rx_account(struct rx_state *s, const struct probe_opts *o, const uint8_t *bth,
-		      size_t len, size_t wire_len, uint64_t rx_ns)
+int rx_account(struct rx_state *s, const struct probe_opts *o, const uint8_t *bth, size_t len,
+	       size_t wire_len, uint64_t rx_ns)
 {
 	const struct probe_hdr *h;
 	uint64_t seq, count;

@@ -27,16 +27,16 @@ struct sender {
 	const struct probe_opts *o;
 	uint8_t bufs[PROBE_BATCH][PROBE_BUF];
 	struct lh_frame frames[PROBE_BATCH]; /* --raw */
-	struct mmsghdr msgs[PROBE_BATCH];    /* UDP */
+	struct mmsghdr msgs[PROBE_BATCH]; /* UDP */
 	struct iovec iov[PROBE_BATCH];
 	struct lh_pktio *io; /* --raw */
-	int fd;		     /* UDP */
-	struct lh_pkt tmpl;  /* --raw: the frame parsed, where its checksums are */
-	size_t pay;	     /* UDP payload bytes */
-	size_t frame_len;    /* --raw: bytes of each frame */
-	size_t bth_off;	     /* where the BTH starts in a buffer */
-	uint32_t *psns;	     /* --psns expanded, or NULL */
-	uint64_t count;	     /* probes to send */
+	int fd; /* UDP */
+	struct lh_pkt tmpl; /* --raw: the frame parsed, where its checksums are */
+	size_t pay; /* UDP payload bytes */
+	size_t frame_len; /* --raw: bytes of each frame */
+	size_t bth_off; /* where the BTH starts in a buffer */
+	uint32_t *psns; /* --psns expanded, or NULL */
+	uint64_t count; /* probes to send */
 };
 
 /* --psns "0-999,100-109" expanded into one PSN per probe (*n of them), or NULL */

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "emulator_int.h"
+#include "lhwan.h"
 #include "log.h"
 #include "lossmodel.h"
 #include "opts.h"
@@ -91,15 +92,6 @@ static int parse_stall(const char *val, struct lh_loss_spec *spec, uint64_t *ns,
 		return -EINVAL;
 	}
 	return lh_loss_parse(buf, spec, err, errlen);
-}
-
-/* --rate: a bare number is refused (0 aside), as tc does: 100 could mean anything */
-static int dir_rate(void *cfg, const char *arg, const struct lh_opt *o,
-		    const struct lh_opt_ctx *ctx)
-{
-	(void)o;
-	(void)ctx;
-	return lh_parse_rate_bps(arg, false, &((struct dir_cfg *)cfg)->rate_bps);
 }
 
 /* --overhead: bytes, negative too (a header the rate should not count) */
@@ -213,7 +205,8 @@ static const struct lh_opt dir_table[] = {
 	{ .type = LH_OPT_TIME, .name = "jitter", DF(jitter_ns) },
 	{ .type = LH_OPT_CHOICE, .name = "jitter-dist", DF(jitter_dist), .choices = jitter_dists },
 	{ .type = LH_OPT_FLAG, .name = "jitter-reorder", DF(jitter_reorder) },
-	{ .type = LH_OPT_FUNC, .name = "rate", .parse = dir_rate, .metavar = "RATE" },
+	{ .type = LH_OPT_FUNC, .name = "rate", .parse = lhwan_opt_rate, DF(rate_bps),
+	  .metavar = "RATE" },
 	{ .type = LH_OPT_SIZE, .name = "queue", DF(queue_bytes) },
 	{ .type = LH_OPT_FUNC, .name = "overhead", .parse = dir_overhead, .metavar = "BYTES" },
 	{ .type = LH_OPT_FUNC, .name = "loss", .parse = dir_loss, .metavar = "SPEC" },

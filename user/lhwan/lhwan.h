@@ -9,8 +9,9 @@
  *                        probe_int.h)
  *   lhwan dcloss ...     attach a tiny XDP + tcx loss program to a host
  *                        interface for loss inside a data center (dcloss*.c)
- * main.c picks one. This header holds their entry points and the XDP pass
- * program the emulator puts on its ports (xdp_pass.c).
+ * main.c picks one. This header holds their entry points, the XDP pass
+ * program the emulator puts on its ports (xdp_pass.c) and the option
+ * callbacks the tables share (lhwan_opts.c).
  */
 #ifndef LH_LHWAN_H
 #define LH_LHWAN_H
@@ -28,5 +29,16 @@ int dcloss_main(int argc, char **argv);
  */
 int xdp_pass_attach(int ifindex);
 void xdp_pass_detach(int ifindex, int prog_fd);
+
+struct lh_opt;
+struct lh_opt_ctx;
+
+/*
+ * lhwan_opts.c: an LH_OPT_FUNC parse callback for a rate in bit/s into the
+ * uint64_t field its entry names (LH_FIELD); as tc, a bare number other than 0
+ * is refused (100 could mean anything), where LH_OPT_RATE takes it as bit/s
+ */
+int lhwan_opt_rate(void *cfg, const char *arg, const struct lh_opt *o,
+		   const struct lh_opt_ctx *ctx);
 
 #endif /* LH_LHWAN_H */

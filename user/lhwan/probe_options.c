@@ -6,10 +6,10 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "lhwan.h"
 #include "log.h"
 #include "opts.h"
 #include "probe_int.h"
-#include "units.h"
 
 static int parse_mac(const char *s, uint8_t *mac)
 {
@@ -80,15 +80,6 @@ static int opt_dst_mac(void *cfg, const char *arg, const struct lh_opt *o,
 	return 0;
 }
 
-/* --rate: a bare number is refused (0 aside), as tc does */
-static int opt_rate(void *cfg, const char *arg, const struct lh_opt *o,
-		    const struct lh_opt_ctx *ctx)
-{
-	(void)o;
-	(void)ctx;
-	return lh_parse_rate_bps(arg, false, &((struct probe_opts *)cfg)->rate_bps);
-}
-
 #define PF(field) LH_FIELD(struct probe_opts, field)
 
 /* The options, in the order of the usage text */
@@ -105,7 +96,8 @@ static const struct lh_opt probe_table[] = {
 	  .help = "packets to send / expect (default 10000)" },
 	{ .type = LH_OPT_DOUBLE, .name = "pps", PF(pps), .metavar = "N",
 	  .help = "pace in packets/s; 0 = flat out" },
-	{ .type = LH_OPT_FUNC, .name = "rate", .parse = opt_rate, .metavar = "RATE",
+	{ .type = LH_OPT_FUNC, .name = "rate", .parse = lhwan_opt_rate, PF(rate_bps),
+	  .metavar = "RATE",
 	  .help = "pace in bits/s of frames (tc units), instead of --pps" },
 	{ .type = LH_OPT_UINT, .name = "burst", PF(burst), .metavar = "N",
 	  .help = "packets per paced burst (default 16)" },

@@ -11,6 +11,9 @@
  * pool slots, sendmmsg of everything due), so a syscall moves many frames.
  * One worker thread per direction by default (they share nothing but the
  * stop flag); the main thread only handles signals and writes statistics.
+ *
+ * This file starts the run, the workers and the signal handling, and stops
+ * them; emulator_int.h says which file holds each of the rest.
  */
 #include <errno.h>
 #include <pthread.h>

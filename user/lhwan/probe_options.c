@@ -90,8 +90,9 @@ static const struct lh_opt probe_table[] = {
 	  .help = "source address (raw send; UDP: bind to it)" },
 	{ .type = LH_OPT_UINT, .name = "port", PF(port), .metavar = "N",
 	  .help = "UDP port (default 4791)" },
-	{ .type = LH_OPT_UINT, .name = "size", PF(size), .metavar = "BYTES",
-	  .help = "frame size on the wire incl. Ethernet header (default 1024)" },
+	{ .type = LH_OPT_UINT, .name = "size", PF(size), .metavar = "BYTES", .max = PROBE_BUF,
+	  .help = "frame size on the wire incl. Ethernet header (default 1024,\n"
+		  "at most 9216: a jumbo frame)" },
 	{ .type = LH_OPT_UINT, .name = "count", PF(count), .metavar = "N",
 	  .help = "packets to send / expect (default 10000)" },
 	{ .type = LH_OPT_DOUBLE, .name = "pps", PF(pps), .metavar = "N",

@@ -15,18 +15,15 @@
  *     sender's sendmsg() fail with ENOBUFS (it would just send again), and
  *     tcx has no TC_ACT_STOLEN. A real link loses frames silently.
  *
- * The program is a few dozen instructions assembled here, so it needs no
- * compiler at run time. Its one-entry array map holds the model (random,
- * gemodel or every N, with netem's semantics) and the counters. Attached
- * without a bpf_link, it stays after this command exits and goes with the
- * namespace; `attach` again only rewrites the map, `stats` reads it.
+ * The program is a few dozen instructions assembled at run time
+ * (dcloss_prog.c). Its one-entry array map holds the model (random, gemodel
+ * or every N, with netem's semantics) and the counters. Attached without a
+ * bpf_link, it stays after this command exits and goes with the namespace;
+ * `attach` again only rewrites the map, `stats` reads it.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -34,289 +31,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "dcloss_int.h"
 #include "json.h"
 #include "lhwan.h"
 #include "log.h"
-#include "lossmodel.h"
-
-#define DCLOSS_NAME_IN "lh_dcloss_in"
-#define DCLOSS_NAME_OUT "lh_dcloss_out"
-
-enum dcloss_kind { DC_NONE, DC_RANDOM, DC_EVERY, DC_GEMODEL };
-
-/* The map value, shared with the program (offsets used below) */
-struct dcloss_val {
-	uint32_t kind;
-	uint32_t p; /* random: threshold; gemodel: good -> bad */
-	uint32_t r; /* gemodel: bad -> good */
-	uint32_t h; /* gemodel: transmission probability in bad */
-	uint32_t k1; /* gemodel: loss probability in good */
-	uint32_t state; /* gemodel: 1 good, 2 bad */
-	uint64_t n, k; /* every */
-	uint64_t count; /* every: frames counted */
-	uint64_t seen;
-	uint64_t dropped;
-	uint32_t blackhole; /* egress: ifindex lost frames are redirected to, 0: drop */
-	uint32_t pad;
-	char spec[128]; /* canonical text, for stats */
-};
-
-#define OFF(f) ((short)__builtin_offsetof(struct dcloss_val, f))
-
-/* ---- a tiny assembler with forward labels ---- */
-
-enum label {
-	L_PASS,
-	L_V4,
-	L_V6,
-	L_COUNT,
-	L_DROP,
-	L_SHOT,
-	L_RANDOM,
-	L_EVERY,
-	L_GE,
-	L_GE_BAD,
-	L_GE_G2,
-	L_GE_B2,
-	NR_LABELS
-};
-
-struct as {
-	struct bpf_insn insn[128];
-	int n;
-	int label[NR_LABELS];
-	struct {
-		int at;
-		enum label l;
-	} fix[48];
-	int nfix;
-};
-
-static void emit(struct as *a, struct bpf_insn i)
-{
-	a->insn[a->n++] = i;
-}
-
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
-
-static void mov_imm(struct as *a, int d, int imm)
-{
-	emit(a, INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, imm));
-}
-
-static void mov_reg(struct as *a, int d, int s)
-{
-	emit(a, INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0));
-}
-
-static void ldx(struct as *a, int size, int d, int s, short off)
-{
-	emit(a, INSN(BPF_LDX | BPF_MEM | size, d, s, off, 0));
-}
-
-static void stx(struct as *a, int size, int d, int s, short off)
-{
-	emit(a, INSN(BPF_STX | BPF_MEM | size, d, s, off, 0));
-}
-
-static void atomic_add(struct as *a, int d, int s, short off, bool fetch)
-{
-	emit(a, INSN(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, off, BPF_ADD | (fetch ? BPF_FETCH : 0)));
-}
-
-static void call(struct as *a, int helper)
-{
-	emit(a, INSN(BPF_JMP | BPF_CALL, 0, 0, 0, helper));
-}
-
-static void jmp(struct as *a, int op, int d, int s_or_imm, bool reg, enum label l)
-{
-	a->fix[a->nfix].at = a->n;
-	a->fix[a->nfix++].l = l;
-	if (op == BPF_JA)
-		emit(a, INSN(BPF_JMP | BPF_JA, 0, 0, 0, 0));
-	else if (reg)
-		emit(a, INSN(BPF_JMP | op | BPF_X, d, s_or_imm, 0, 0));
-	else
-		emit(a, INSN(BPF_JMP32 | op | BPF_K, d, 0, 0, s_or_imm));
-}
-
-static void label(struct as *a, enum label l)
-{
-	a->label[l] = a->n;
-}
-
-static void resolve(struct as *a)
-{
-	int i;
-
-	for (i = 0; i < a->nfix; i++)
-		a->insn[a->fix[i].at].off = (short)(a->label[a->fix[i].l] - a->fix[i].at - 1);
-}
-
-/*
- * The program: only IPv4 and IPv6 UDP frames are subject to loss (so are the
- * probe's and every RoCEv2 frame); ARP, neighbour discovery and ICMP pass
- * uncounted, so a neighbour refresh in the middle of a run neither vanishes
- * nor shifts an `every N` pattern. Then look the model up, count the frame,
- * decide. Both verdict pairs are parameters: XDP (pass 2, drop 1) and tcx
- * (next -1, drop 2; next rather than pass so a later tcx program still has
- * its say). The ctx offsets of data and data_end differ between the two.
- */
-static int build_prog(struct as *a, int map_fd, int verdict_pass, int verdict_drop, bool redirect)
-{
-	short off_data = redirect ? (short)__builtin_offsetof(struct __sk_buff, data) : 0;
-	short off_end = redirect ? (short)__builtin_offsetof(struct __sk_buff, data_end) : 4;
-
-	memset(a, 0, sizeof(*a));
-	/* r2 = data, r3 = data_end; at least Ethernet + IPv4 (20) + UDP (8) */
-	ldx(a, BPF_W, BPF_REG_2, BPF_REG_1, off_data);
-	ldx(a, BPF_W, BPF_REG_3, BPF_REG_1, off_end);
-	mov_reg(a, BPF_REG_4, BPF_REG_2);
-	emit(a, INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_4, 0, 0, 42));
-	jmp(a, BPF_JGT, BPF_REG_4, BPF_REG_3, true, L_PASS);
-	ldx(a, BPF_H, BPF_REG_5, BPF_REG_2, 12); /* EtherType, as stored (big endian) */
-	jmp(a, BPF_JEQ, BPF_REG_5, htons(0x0800), false, L_V4);
-	jmp(a, BPF_JEQ, BPF_REG_5, htons(0x86dd), false, L_V6);
-	jmp(a, BPF_JA, 0, 0, false, L_PASS);
-	label(a, L_V4);
-	ldx(a, BPF_B, BPF_REG_5, BPF_REG_2, 14 + 9); /* protocol */
-	jmp(a, BPF_JEQ, BPF_REG_5, 17, false, L_COUNT);
-	jmp(a, BPF_JA, 0, 0, false, L_PASS);
-	label(a, L_V6);
-	emit(a, INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_4, 0, 0, 20)); /* IPv6 40 + UDP 8 */
-	jmp(a, BPF_JGT, BPF_REG_4, BPF_REG_3, true, L_PASS);
-	ldx(a, BPF_B, BPF_REG_5, BPF_REG_2, 14 + 6); /* next header */
-	jmp(a, BPF_JNE, BPF_REG_5, 17, false, L_PASS);
-	label(a, L_COUNT);
-	/* key = 0 on the stack */
-	mov_imm(a, BPF_REG_1, 0);
-	stx(a, BPF_W, BPF_REG_10, BPF_REG_1, -4);
-	mov_reg(a, BPF_REG_2, BPF_REG_10);
-	emit(a, INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4));
-	emit(a, INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd));
-	emit(a, INSN(0, 0, 0, 0, 0));
-	call(a, BPF_FUNC_map_lookup_elem);
-	jmp(a, BPF_JEQ, BPF_REG_0, 0, false, L_PASS);
-	mov_reg(a, BPF_REG_7, BPF_REG_0);
-	mov_imm(a, BPF_REG_1, 1);
-	atomic_add(a, BPF_REG_7, BPF_REG_1, OFF(seen), false);
-	ldx(a, BPF_W, BPF_REG_1, BPF_REG_7, OFF(kind));
-	jmp(a, BPF_JEQ, BPF_REG_1, DC_RANDOM, false, L_RANDOM);
-	jmp(a, BPF_JEQ, BPF_REG_1, DC_EVERY, false, L_EVERY);
-	jmp(a, BPF_JEQ, BPF_REG_1, DC_GEMODEL, false, L_GE);
-	jmp(a, BPF_JA, 0, 0, false, L_PASS);
-
-	/* random: drop when p != 0 and p >= rnd (netem) */
-	label(a, L_RANDOM);
-	call(a, BPF_FUNC_get_prandom_u32);
-	ldx(a, BPF_W, BPF_REG_1, BPF_REG_7, OFF(p));
-	jmp(a, BPF_JEQ, BPF_REG_1, 0, false, L_PASS);
-	jmp(a, BPF_JGT, BPF_REG_0, BPF_REG_1, true, L_PASS);
-	jmp(a, BPF_JA, 0, 0, false, L_DROP);
-
-	/* every: i = ++count; drop when i % n == k */
-	label(a, L_EVERY);
-	mov_imm(a, BPF_REG_1, 1);
-	atomic_add(a, BPF_REG_7, BPF_REG_1, OFF(count), true);
-	emit(a, INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, 1));
-	ldx(a, BPF_DW, BPF_REG_2, BPF_REG_7, OFF(n));
-	emit(a, INSN(BPF_ALU64 | BPF_MOD | BPF_X, BPF_REG_1, BPF_REG_2, 0, 0));
-	ldx(a, BPF_DW, BPF_REG_2, BPF_REG_7, OFF(k));
-	jmp(a, BPF_JEQ, BPF_REG_1, BPF_REG_2, true, L_DROP);
-	jmp(a, BPF_JA, 0, 0, false, L_PASS);
-
-	/* gemodel, as sch_netem's loss_gilb_ell(): transition, then the old state's loss */
-	label(a, L_GE);
-	ldx(a, BPF_W, BPF_REG_8, BPF_REG_7, OFF(state));
-	jmp(a, BPF_JEQ, BPF_REG_8, 2, false, L_GE_BAD);
-	call(a, BPF_FUNC_get_prandom_u32);
-	ldx(a, BPF_W, BPF_REG_1, BPF_REG_7, OFF(p));
-	jmp(a, BPF_JGE, BPF_REG_0, BPF_REG_1, true, L_GE_G2);
-	mov_imm(a, BPF_REG_1, 2);
-	stx(a, BPF_W, BPF_REG_7, BPF_REG_1, OFF(state));
-	label(a, L_GE_G2);
-	call(a, BPF_FUNC_get_prandom_u32);
-	ldx(a, BPF_W, BPF_REG_1, BPF_REG_7, OFF(k1));
-	jmp(a, BPF_JLT, BPF_REG_0, BPF_REG_1, true, L_DROP);
-	jmp(a, BPF_JA, 0, 0, false, L_PASS);
-	label(a, L_GE_BAD);
-	call(a, BPF_FUNC_get_prandom_u32);
-	ldx(a, BPF_W, BPF_REG_1, BPF_REG_7, OFF(r));
-	jmp(a, BPF_JGE, BPF_REG_0, BPF_REG_1, true, L_GE_B2);
-	mov_imm(a, BPF_REG_1, 1);
-	stx(a, BPF_W, BPF_REG_7, BPF_REG_1, OFF(state));
-	label(a, L_GE_B2);
-	call(a, BPF_FUNC_get_prandom_u32);
-	ldx(a, BPF_W, BPF_REG_1, BPF_REG_7, OFF(h));
-	jmp(a, BPF_JGT, BPF_REG_0, BPF_REG_1, true, L_DROP);
-	jmp(a, BPF_JA, 0, 0, false, L_PASS);
-
-	label(a, L_DROP);
-	mov_imm(a, BPF_REG_1, 1);
-	atomic_add(a, BPF_REG_7, BPF_REG_1, OFF(dropped), false);
-	if (redirect) {
-		/* into the black hole if there is one: bpf_redirect() returns TC_ACT_REDIRECT */
-		ldx(a, BPF_W, BPF_REG_1, BPF_REG_7, OFF(blackhole));
-		jmp(a, BPF_JEQ, BPF_REG_1, 0, false, L_SHOT);
-		mov_imm(a, BPF_REG_2, 0);
-		call(a, BPF_FUNC_redirect);
-		emit(a, INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
-	}
-	label(a, L_SHOT);
-	mov_imm(a, BPF_REG_0, verdict_drop);
-	emit(a, INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
-	label(a, L_PASS);
-	mov_imm(a, BPF_REG_0, verdict_pass);
-	emit(a, INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
-	resolve(a);
-	return a->n;
-}
-
-static int spec_to_val(const char *text, struct dcloss_val *v)
-{
-	struct lh_loss_spec s;
-	char err[256];
-
-	memset(v, 0, sizeof(*v));
-	if (lh_loss_parse(text, &s, err, sizeof(err))) {
-		pr_warn("loss spec '%s': %s\n", text, err);
-		return -EINVAL;
-	}
-	switch (s.kind) {
-	case LH_LOSS_NONE:
-		v->kind = DC_NONE;
-		break;
-	case LH_LOSS_RANDOM:
-		if (s.random.corr) {
-			pr_warn("'%s': correlation is not supported on DC links\n", text);
-			return -EINVAL;
-		}
-		v->kind = DC_RANDOM;
-		v->p = s.random.p;
-		break;
-	case LH_LOSS_EVERY:
-		v->kind = DC_EVERY;
-		v->n = s.every.n;
-		v->k = s.every.k;
-		break;
-	case LH_LOSS_GEMODEL:
-		v->kind = DC_GEMODEL;
-		v->p = s.ge.p;
-		v->r = s.ge.r;
-		v->h = s.ge.h;
-		v->k1 = s.ge.k1;
-		v->state = 1;
-		break;
-	default:
-		lh_loss_spec_free(&s);
-		pr_warn("'%s': DC links support none, random, gemodel and every\n", text);
-		return -EINVAL;
-	}
-	lh_loss_format(&s, v->spec, sizeof(v->spec));
-	return 0;
-}
+#include "opts.h"
 
 /* fd of the program attached at ingress (XDP) or egress (tcx), 0 if none of ours, or -errno */
 static int find_prog(int ifindex, bool ingress)
@@ -351,6 +70,7 @@ static int find_prog(int ifindex, bool ingress)
 	return 0;
 }
 
+/* The fd of the map a program of ours reads its model from, or -errno */
 static int prog_map_fd(int prog_fd)
 {
 	struct bpf_prog_info info = {0};
@@ -363,13 +83,13 @@ static int prog_map_fd(int prog_fd)
 	return bpf_map_get_fd_by_id(map_id);
 }
 
+/* One direction's model in place: the map rewritten if our program is there, else both created */
 static int attach_one(int ifindex, const char *ifname, bool ingress, const char *text,
 		      int blackhole)
 {
 	struct dcloss_val v;
-	struct as a;
 	uint32_t key = 0;
-	int prog_fd, map_fd, n, err;
+	int prog_fd, map_fd, err;
 
 	if (spec_to_val(text, &v))
 		return -EINVAL;
@@ -393,24 +113,10 @@ static int attach_one(int ifindex, const char *ifname, bool ingress, const char 
 	err = bpf_map_update_elem(map_fd, &key, &v, BPF_ANY);
 	if (err)
 		goto out;
-	n = ingress ? build_prog(&a, map_fd, XDP_PASS, XDP_DROP, false)
-		    : build_prog(&a, map_fd, -1, 2, true);
-	{
-		LIBBPF_OPTS(bpf_prog_load_opts, po);
-		char log[8192] = "";
-
-		po.log_buf = log;
-		po.log_size = sizeof(log);
-		po.log_level = 1;
-		prog_fd = bpf_prog_load(ingress ? BPF_PROG_TYPE_XDP : BPF_PROG_TYPE_SCHED_CLS,
-					ingress ? DCLOSS_NAME_IN : DCLOSS_NAME_OUT, "Dual BSD/GPL",
-					a.insn, (size_t)n, &po);
-		if (prog_fd < 0) {
-			err = -errno;
-			pr_warn("loading the %s program: %s\n%s", ingress ? "XDP" : "tcx",
-				strerror(errno), log);
-			goto out;
-		}
+	prog_fd = dcloss_prog_load(map_fd, ingress);
+	if (prog_fd < 0) {
+		err = prog_fd;
+		goto out;
 	}
 	if (ingress) {
 		err = bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
@@ -430,6 +136,7 @@ out:
 	return err;
 }
 
+/* Our program off one direction, if there */
 static int detach_one(int ifindex, bool ingress)
 {
 	int fd = find_prog(ifindex, ingress), err;
@@ -449,6 +156,7 @@ static int detach_one(int ifindex, bool ingress)
 	return err;
 }
 
+/* One direction's model and counters as a JSON field (null: none of ours) */
 static void stats_one(struct lh_json *j, int ifindex, bool ingress)
 {
 	struct dcloss_val v;
@@ -477,113 +185,118 @@ static void stats_one(struct lh_json *j, int ifindex, bool ingress)
 	lh_json_end_object(j);
 }
 
-static void dcloss_usage(void)
+/* What the command line gives */
+struct dcloss_opts {
+	const char *dev;
+	const char *in, *out; /* the ingress and egress SPECs */
+	const char *blackhole;
+	bool pretty;
+};
+
+#define DF(field) LH_FIELD(struct dcloss_opts, field)
+
+static const struct lh_opt dcloss_table[] = {
+	{ .type = LH_OPT_STR, .name = "dev", .short_opt = 'd', DF(dev), .metavar = "IF",
+	  .help = "the host's interface" },
+	{ .type = LH_OPT_STR, .name = "ingress", .short_opt = 'i', DF(in), .metavar = "SPEC",
+	  .help = "loss of the frames IF receives (XDP)" },
+	{ .type = LH_OPT_STR, .name = "egress", .short_opt = 'e', DF(out), .metavar = "SPEC",
+	  .help = "loss of the frames IF sends (tcx)" },
+	{ .type = LH_OPT_STR, .name = "blackhole", .short_opt = 'b', DF(blackhole), .metavar = "IF",
+	  .help = "an interface that is down, where lost frames go" },
+	{ .type = LH_OPT_FLAG, .name = "pretty", .short_opt = 'p', DF(pretty),
+	  .help = "pretty JSON" },
+	{ .type = LH_OPT_HELP, .name = "help", .short_opt = 'h', .help = "this text" },
+	{ .type = LH_OPT_END },
+};
+
+/* To stderr, --help's too: stdout carries the stats' JSON only */
+static void dcloss_usage(FILE *f)
 {
+	(void)f;
 	fprintf(stderr,
 		"usage: lhwan dcloss attach --dev IF [--ingress SPEC] [--egress SPEC]\n"
 		"                           [--blackhole IF]\n"
 		"       lhwan dcloss stats --dev IF [-p]\n"
 		"       lhwan dcloss detach --dev IF\n"
-		"       lhwan dcloss check [--ingress SPEC] [--egress SPEC]\n"
-		"SPEC: none | random P%% | gemodel P%% [R%% [1-H%% [1-K%%]]] | every N [K]\n"
-		"ingress = frames IF receives (XDP), egress = frames IF sends (tcx).\n");
+		"       lhwan dcloss check [--ingress SPEC] [--egress SPEC]\n");
+	lh_opts_print(stderr, dcloss_table);
+	fprintf(stderr, "SPEC: none | random P%% | gemodel P%% [R%% [1-H%% [1-K%%]]] | every N [K]\n"
+			"ingress = frames IF receives (XDP), egress = frames IF sends (tcx).\n");
+}
+
+static const struct lh_opts dcloss_parser = { .opts = dcloss_table, .usage = dcloss_usage };
+
+/* attach: both models checked, then the ingress and egress programs (or their maps) */
+static int cmd_attach(const struct dcloss_opts *o, int ifindex)
+{
+	struct dcloss_val v;
+	int bh_index = 0, err;
+
+	/* both specs must be good before anything is attached */
+	if (spec_to_val(o->in, &v) || spec_to_val(o->out, &v))
+		return 2;
+	if (o->blackhole) {
+		bh_index = (int)if_nametoindex(o->blackhole);
+		if (!bh_index) {
+			pr_warn("no black-hole interface %s\n", o->blackhole);
+			return 1;
+		}
+	}
+	err = attach_one(ifindex, o->dev, true, o->in, 0);
+	if (!err)
+		err = attach_one(ifindex, o->dev, false, o->out, bh_index);
+	return err ? 1 : 0;
+}
+
+/* stats: each direction's model and counters as JSON */
+static int cmd_stats(const struct dcloss_opts *o, int ifindex)
+{
+	struct lh_json *j = lh_json_new(stdout, o->pretty);
+
+	lh_json_start_object(j);
+	lh_json_string_field(j, "dev", o->dev);
+	stats_one(j, ifindex, true);
+	stats_one(j, ifindex, false);
+	lh_json_end_object(j);
+	lh_json_free(j);
+	return 0;
 }
 
 int dcloss_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"dev", required_argument, NULL, 'd'},
-		{"ingress", required_argument, NULL, 'i'},
-		{"egress", required_argument, NULL, 'e'},
-		{"pretty", no_argument, NULL, 'p'},
-		{"blackhole", required_argument, NULL, 'b'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	const char *dev = NULL, *in = "none", *out = "none", *cmd, *bh = NULL;
-	int bh_index = 0;
-	bool pretty = false;
-	int c, ifindex, err;
+	struct dcloss_opts o = { .in = "none", .out = "none" };
+	struct dcloss_val v;
+	const char *cmd;
+	int ifindex, err;
 
 	if (argc < 2) {
-		dcloss_usage();
+		dcloss_usage(stderr);
 		return 2;
 	}
 	cmd = argv[1];
-	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "d:i:e:b:ph", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'i':
-			in = optarg;
-			break;
-		case 'e':
-			out = optarg;
-			break;
-		case 'b':
-			bh = optarg;
-			break;
-		case 'p':
-			pretty = true;
-			break;
-		case 'h':
-			dcloss_usage();
-			return 0;
-		default:
-			dcloss_usage();
-			return 2;
-		}
-	}
-	if (!strcmp(cmd, "check")) {
-		struct dcloss_val v;
-
-		return spec_to_val(in, &v) || spec_to_val(out, &v) ? 2 : 0;
-	}
-	if (!dev) {
-		dcloss_usage();
+	if (lh_opts_parse(&dcloss_parser, argc - 1, argv + 1, &o) < 0)
+		return 2;
+	if (!strcmp(cmd, "check"))
+		return spec_to_val(o.in, &v) || spec_to_val(o.out, &v) ? 2 : 0;
+	if (!o.dev) {
+		dcloss_usage(stderr);
 		return 2;
 	}
-	ifindex = (int)if_nametoindex(dev);
+	ifindex = (int)if_nametoindex(o.dev);
 	if (!ifindex) {
-		pr_warn("no interface %s\n", dev);
+		pr_warn("no interface %s\n", o.dev);
 		return 1;
 	}
-	if (!strcmp(cmd, "attach")) {
-		struct dcloss_val v;
-
-		/* both specs must be good before anything is attached */
-		if (spec_to_val(in, &v) || spec_to_val(out, &v))
-			return 2;
-		if (bh) {
-			bh_index = (int)if_nametoindex(bh);
-			if (!bh_index) {
-				pr_warn("no black-hole interface %s\n", bh);
-				return 1;
-			}
-		}
-		err = attach_one(ifindex, dev, true, in, 0);
-		if (!err)
-			err = attach_one(ifindex, dev, false, out, bh_index);
-		return err ? 1 : 0;
-	}
+	if (!strcmp(cmd, "attach"))
+		return cmd_attach(&o, ifindex);
 	if (!strcmp(cmd, "detach")) {
 		err = detach_one(ifindex, true);
 		err = detach_one(ifindex, false) ?: err;
 		return err ? 1 : 0;
 	}
-	if (!strcmp(cmd, "stats")) {
-		struct lh_json *j = lh_json_new(stdout, pretty);
-
-		lh_json_start_object(j);
-		lh_json_string_field(j, "dev", dev);
-		stats_one(j, ifindex, true);
-		stats_one(j, ifindex, false);
-		lh_json_end_object(j);
-		lh_json_free(j);
-		return 0;
-	}
-	dcloss_usage();
+	if (!strcmp(cmd, "stats"))
+		return cmd_stats(&o, ifindex);
+	dcloss_usage(stderr);
 	return 2;
 }

@@ -2,34 +2,23 @@
 /*
  * lhwan: the WAN emulator of longhaul's test world, and its two helpers.
  *   lhwan [run] ...      forward frames between two interfaces with delay,
- *                        rate, loss, duplication and reordering (emulator.c)
+ *                        rate, loss, duplication and reordering (emulator*.c,
+ *                        their map in emulator_int.h)
  *   lhwan probe ...      send / receive numbered RoCEv2-shaped test packets
- *                        and measure delay, rate and loss patterns (probe.c)
+ *                        and measure delay, rate and loss patterns (probe*.c,
+ *                        probe_int.h)
  *   lhwan dcloss ...     attach a tiny XDP + tcx loss program to a host
- *                        interface for loss inside a data center (dcloss.c)
- * This header holds what the three share: unit parsing and the tiny BPF
- * program loader.
+ *                        interface for loss inside a data center (dcloss*.c)
+ * main.c picks one. This header holds their entry points, the XDP pass
+ * program the emulator puts on its ports (xdp_pass.c) and the option
+ * callbacks the tables share (lhwan_opts.c).
  */
 #ifndef LH_LHWAN_H
 #define LH_LHWAN_H
 
-#include <stdbool.h>
-#include <stdint.h>
-#include <time.h>
-
-#include "clock.h"
-
 int emulator_main(int argc, char **argv);
 int probe_main(int argc, char **argv);
 int dcloss_main(int argc, char **argv);
-
-static inline uint64_t real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Attach an XDP program that passes everything to ifindex unless one is
@@ -40,5 +29,16 @@ static inline uint64_t real_ns(void)
  */
 int xdp_pass_attach(int ifindex);
 void xdp_pass_detach(int ifindex, int prog_fd);
+
+struct lh_opt;
+struct lh_opt_ctx;
+
+/*
+ * lhwan_opts.c: an LH_OPT_FUNC parse callback for a rate in bit/s into the
+ * uint64_t field its entry names (LH_FIELD); as tc, a bare number other than 0
+ * is refused (100 could mean anything), where LH_OPT_RATE takes it as bit/s
+ */
+int lhwan_opt_rate(void *cfg, const char *arg, const struct lh_opt *o,
+		   const struct lh_opt_ctx *ctx);
 
 #endif /* LH_LHWAN_H */

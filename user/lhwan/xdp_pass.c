@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* The XDP pass program lhwan's subcommands put on the veth ports they use (lhwan.h) */
+/* The XDP pass program the emulator puts on its veth ports (lhwan.h says why) */
 #include <errno.h>
 #include <unistd.h>
 #include <linux/bpf.h>

@@ -134,11 +134,7 @@ static int opt_addr(void *cfg, const char *arg, const struct lh_opt *o,
 	int f;
 
 	(void)ctx;
-	if (inet_pton(AF_INET, arg, &a->v4) == 1) {
-		f = AF_INET;
-	} else if (inet_pton(AF_INET6, arg, &a->v6) == 1) {
-		f = AF_INET6;
-	} else {
+	if (lh_parse_ip(arg, a, &f)) {
 		fprintf(stderr, "lhpkt: bad IP address '%s'\n", arg);
 		return -EBADMSG;
 	}
@@ -154,19 +150,10 @@ static int opt_addr(void *cfg, const char *arg, const struct lh_opt *o,
 static int opt_mac(void *cfg, const char *arg, const struct lh_opt *o, const struct lh_opt_ctx *ctx)
 {
 	uint8_t *mac = (uint8_t *)cfg + o->off;
-	unsigned int b[6];
-	int i;
 
 	(void)ctx;
-	if (sscanf(arg, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
-		goto bad;
-	for (i = 0; i < 6; i++) {
-		if (b[i] > 0xff)
-			goto bad;
-		mac[i] = (uint8_t)b[i];
-	}
-	return 0;
-bad:
+	if (!lh_parse_mac(arg, mac))
+		return 0;
 	fprintf(stderr, "lhpkt: bad MAC address '%s'\n", arg);
 	return -EBADMSG;
 }

@@ -11,35 +11,6 @@
 #include "opts.h"
 #include "probe_int.h"
 
-static int parse_mac(const char *s, uint8_t *mac)
-{
-	unsigned int b[6];
-	int i;
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
-		return -EINVAL;
-	for (i = 0; i < 6; i++) {
-		if (b[i] > 255)
-			return -EINVAL;
-		mac[i] = (uint8_t)b[i];
-	}
-	return 0;
-}
-
-static int parse_ip(const char *s, union lh_ip_addr *a, int *family)
-{
-	memset(a, 0, sizeof(*a));
-	if (inet_pton(AF_INET, s, &a->v4) == 1) {
-		*family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, &a->v6) == 1) {
-		*family = AF_INET6;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 /* --dst: the receiver, whose address family the probe uses */
 static int opt_dst(void *cfg, const char *arg, const struct lh_opt *o,
 		   const struct lh_opt_ctx *ctx)
@@ -48,7 +19,7 @@ static int opt_dst(void *cfg, const char *arg, const struct lh_opt *o,
 
 	(void)o;
 	(void)ctx;
-	return parse_ip(arg, &p->dst, &p->family);
+	return lh_parse_ip(arg, &p->dst, &p->family);
 }
 
 /* --src: the source address (its family is --dst's) */
@@ -60,7 +31,7 @@ static int opt_src(void *cfg, const char *arg, const struct lh_opt *o,
 
 	(void)o;
 	(void)ctx;
-	if (parse_ip(arg, &p->src, &family))
+	if (lh_parse_ip(arg, &p->src, &family))
 		return -EINVAL;
 	p->have_src = true;
 	return 0;
@@ -74,7 +45,7 @@ static int opt_dst_mac(void *cfg, const char *arg, const struct lh_opt *o,
 
 	(void)o;
 	(void)ctx;
-	if (parse_mac(arg, p->dst_mac))
+	if (lh_parse_mac(arg, p->dst_mac))
 		return -EINVAL;
 	p->have_dst_mac = true;
 	return 0;

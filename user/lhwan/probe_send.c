@@ -224,7 +224,6 @@ static int udp_sender_open(struct sender *s)
 static void pace(uint64_t t0, uint64_t seq, double interval)
 {
 	uint64_t next;
-	struct timespec ts;
 
 	if (interval <= 0)
 		return;
@@ -232,9 +231,7 @@ static void pace(uint64_t t0, uint64_t seq, double interval)
 	/* sleep, never spin: the emulator under test shares the CPUs */
 	if (lh_now_ns() >= next)
 		return;
-	ts.tv_sec = (time_t)(next / 1000000000ULL);
-	ts.tv_nsec = (long)(next % 1000000000ULL);
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	lh_sleep_until_ns(next);
 }
 
 /* The next n probes from sequence number seq numbered, time-stamped and (--raw) checksummed */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* RoCEv2 packet builder and parser (rules shared with bpf/lib/parse.h). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -502,6 +504,36 @@ enum lh_stat lh_pkt_parse(const void *buf, size_t len, bool l2, struct lh_pkt *p
 	else
 		p->result = LH_STAT_PARSE_NON_IP;
 	return p->result;
+}
+
+int lh_parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	int i;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+		return -EINVAL;
+	for (i = 0; i < 6; i++)
+		if (b[i] > 0xff)
+			return -EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+int lh_parse_ip(const char *s, union lh_ip_addr *a, int *family)
+{
+	union lh_ip_addr v;
+
+	memset(&v, 0, sizeof(v));
+	if (inet_pton(AF_INET, s, &v.v4) == 1)
+		*family = AF_INET;
+	else if (inet_pton(AF_INET6, s, &v.v6) == 1)
+		*family = AF_INET6;
+	else
+		return -EINVAL;
+	*a = v;
+	return 0;
 }
 
 void lh_addr16_from_v4(uint8_t out[16], uint32_t v4)

@@ -168,6 +168,10 @@ int lh_pkt_icrc_update(void *buf, const struct lh_pkt *p);
  * (::ffff:a.b.c.d, RFC 4291 section 2.5.5.2). v4 in network order.
  */
 void lh_addr16_from_v4(uint8_t out[16], uint32_t v4);
+/* "aa:bb:cc:dd:ee:ff" into mac (untouched on error); 0 or -EINVAL */
+int lh_parse_mac(const char *s, uint8_t mac[6]);
+/* An IPv4 or IPv6 address into *a and its AF_* into *family (untouched on error); 0 or -EINVAL */
+int lh_parse_ip(const char *s, union lh_ip_addr *a, int *family);
 /* Whether a 16-byte address is an IPv4-mapped one */
 bool lh_addr16_is_v4(const uint8_t a[16]);
 

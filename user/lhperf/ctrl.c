@@ -30,17 +30,20 @@
 #define CTRL_USER_TIMEOUT_MS 10000
 #define CTRL_RETRY_MS 100
 
-static void addr_from_sockaddr(const struct sockaddr_storage *ss, int *family,
-			       union lh_ip_addr *a)
+/* A socket's address as the frames carry it; -EAFNOSUPPORT when not IPv4 or IPv6 */
+static int addr_from_sockaddr(const struct sockaddr_storage *ss, socklen_t len, int *family,
+			      union lh_ip_addr *a)
 {
 	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
 
 	memset(a, 0, sizeof(*a));
-	if (ss->ss_family == AF_INET) {
+	if (ss->ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
 		*family = AF_INET;
 		a->v4 = ((const struct sockaddr_in *)ss)->sin_addr;
-		return;
+		return 0;
 	}
+	if (ss->ss_family != AF_INET6 || len < sizeof(struct sockaddr_in6))
+		return -EAFNOSUPPORT;
 	if (IN6_IS_ADDR_V4MAPPED(v6)) {
 		/* an IPv4 client of a dual-stack listener */
 		*family = AF_INET;
@@ -49,6 +52,7 @@ static void addr_from_sockaddr(const struct sockaddr_storage *ss, int *family,
 		*family = AF_INET6;
 		a->v6 = *v6;
 	}
+	return 0;
 }
 
 static int ctrl_addresses(struct lhp_ctrl *c)
@@ -60,9 +64,8 @@ static int ctrl_addresses(struct lhp_ctrl *c)
 	if (getsockname(c->fd, (struct sockaddr *)&l, &ll) ||
 	    getpeername(c->fd, (struct sockaddr *)&p, &pl))
 		return -errno;
-	addr_from_sockaddr(&l, &f1, &c->local);
-	addr_from_sockaddr(&p, &f2, &c->peer);
-	if (f1 != f2)
+	if (addr_from_sockaddr(&l, ll, &f1, &c->local) ||
+	    addr_from_sockaddr(&p, pl, &f2, &c->peer) || f1 != f2)
 		return -EAFNOSUPPORT;
 	c->family = f1;
 	return 0;
@@ -437,7 +440,7 @@ int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t 
 				       "no run parameters from the client");
 		return r ? r : -ETIMEDOUT;
 	}
-	if (strncmp(line, "LHPERF ", 7) || !lhp_kv_u64(line, "version", &ver)) {
+	if (!lhp_starts_with(line, "LHPERF ") || !lhp_kv_u64(line, "version", &ver)) {
 		snprintf(err, errcap, "not an lhperf client");
 		return -EPROTO;
 	}
@@ -447,13 +450,13 @@ int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t 
 		return -EPROTO;
 	}
 	if (!lhp_kv_str(line, "op", word, sizeof(word)) ||
-	    (strcmp(word, "write") && strcmp(word, "send")))
+	    (strcmp(word, "write") != 0 && strcmp(word, "send") != 0))
 		goto bad;
-	p->op = strcmp(word, "write") ? LHP_OP_SEND : LHP_OP_WRITE;
+	p->op = strcmp(word, "write") == 0 ? LHP_OP_WRITE : LHP_OP_SEND;
 	if (!lhp_kv_str(line, "recovery", word, sizeof(word)) ||
-	    (strcmp(word, "gbn") && strcmp(word, "gb0")))
+	    (strcmp(word, "gbn") != 0 && strcmp(word, "gb0") != 0))
 		goto bad;
-	p->recovery = strcmp(word, "gbn") ? LHP_GB0 : LHP_GBN;
+	p->recovery = strcmp(word, "gbn") == 0 ? LHP_GBN : LHP_GB0;
 	if (!lhp_kv_u64(line, "qps", &v) || !v || v > LHP_MAX_QPS)
 		goto bad;
 	p->qps = (uint32_t)v;
@@ -481,13 +484,13 @@ int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t 
 	}
 	for (i = 0; i < p->qps; i++) {
 		r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
-		if (r <= 0 || strncmp(line, "QP ", 3) || !lhp_kv_u64(line, "i", &v) || v != i ||
+		if (r <= 0 || !lhp_starts_with(line, "QP ") || !lhp_kv_u64(line, "i", &v) || v != i ||
 		    !lhp_kv_u64(line, "psn", &v) || v > ROCE_PSN_MASK)
 			goto bad;
 		p->client_psn[i] = (uint32_t)v;
 	}
 	r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
-	if (r <= 0 || strcmp(line, "END"))
+	if (r <= 0 || strcmp(line, "END") != 0)
 		goto bad;
 	return 0;
 bad:

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "clock.h"
 #include "pkt.h"
@@ -316,6 +317,11 @@ const char *lhp_op_name(enum lhp_op op);
 const char *lhp_recovery_name(enum lhp_recovery r);
 void lhp_event_add(struct lhp_events *e, uint32_t qp, uint32_t psn, uint8_t cause);
 void lhp_event_add_got(struct lhp_events *e, uint32_t qp, uint32_t psn, uint32_t got, uint8_t cause);
+/* A side-channel line that starts with prefix ("RESULT ", "QP ") */
+static inline bool lhp_starts_with(const char *line, const char *prefix)
+{
+	return strncmp(line, prefix, strlen(prefix)) == 0;
+}
 /* Packets per message of size bytes at this MTU (a zero-byte message is one packet) */
 static inline uint64_t lhp_pkts_per_msg(uint64_t size, unsigned int mtu)
 {

@@ -538,7 +538,7 @@ static bool req_ctrl_poll(struct req_ctx *x, uint64_t now)
 		}
 	}
 	while ((r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), 0)) > 0) {
-		if (!strncmp(line, "ERR", 3)) {
+		if (lhp_starts_with(line, "ERR")) {
 			req_fail(x, LHP_ST_PEER_LOST, "server: %s", line + 3);
 			return false;
 		}
@@ -735,7 +735,7 @@ static void req_results(struct req_ctx *x)
 			break;
 		}
 		r = 0;
-		if (!strncmp(line, "RESULT ", 7)) {
+		if (lhp_starts_with(line, "RESULT ")) {
 			x->sum.have_server = true;
 			lhp_kv_u64(line, "verified", &verified);
 			lhp_kv_u64(line, "packets", &x->sum.r_packets);
@@ -751,7 +751,7 @@ static void req_results(struct req_ctx *x)
 			lhp_kv_u64(line, "discarded_pkts", &x->sum.discarded_pkts);
 			lhp_kv_dbl(line, "cpu", &x->sum.r_cpu_s);
 			parse_drops(line, "", &x->sum.resp_drops);
-		} else if (!strncmp(line, "NAK ", 4)) {
+		} else if (lhp_starts_with(line, "NAK ")) {
 			uint64_t qp = 0, psn = 0, got = LHP_NO_PSN;
 
 			if (lhp_kv_u64(line, "qp", &qp) && lhp_kv_u64(line, "psn", &psn)) {
@@ -828,17 +828,17 @@ static int req_handshake(struct req_ctx *x)
 	r = lhp_ctrl_getline(&x->ctrl, reply, sizeof(reply), RESULT_TIMEOUT_MS);
 	if (r <= 0)
 		goto broken;
-	if (!strncmp(reply, "ERR", 3)) {
+	if (lhp_starts_with(reply, "ERR")) {
 		pr_warn("the server refused the run:%s\n", reply + 3);
 		return -EPROTO;
 	}
-	if (strncmp(reply, "OK", 2))
+	if (!lhp_starts_with(reply, "OK"))
 		goto proto;
 	for (i = 0; i < x->nqps; i++) {
 		r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), RESULT_TIMEOUT_MS);
 		if (r <= 0)
 			goto broken;
-		if (strncmp(line, "QP ", 3) || !lhp_kv_u64(line, "i", &v) || v != i)
+		if (!lhp_starts_with(line, "QP ") || !lhp_kv_u64(line, "i", &v) || v != i)
 			goto proto;
 		if (!lhp_kv_u64(line, "psn", &v))
 			goto proto;
@@ -850,7 +850,7 @@ static int req_handshake(struct req_ctx *x)
 	r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), RESULT_TIMEOUT_MS);
 	if (r <= 0)
 		goto broken;
-	if (strcmp(line, "READY"))
+	if (strcmp(line, "READY") != 0)
 		goto proto;
 	return req_setup(x, reply);
 broken:

@@ -287,7 +287,7 @@ static int resp_read_done(struct resp_ctx *x, const char *done)
 			return r ? r : -ETIMEDOUT;
 		if (!strcmp(line, "END"))
 			return i == x->nqps ? 0 : -EPROTO;
-		if (strncmp(line, "QPDONE ", 7))
+		if (!lhp_starts_with(line, "QPDONE "))
 			continue;
 		if (!lhp_kv_u64(line, "i", &v) || v >= x->nqps)
 			return -EPROTO;
@@ -339,7 +339,7 @@ static int resp_run(struct resp_ctx *x)
 			lhp_ctrl_printf(&x->ctrl, "PING\n");
 		}
 		while ((r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), 0)) > 0) {
-			if (!strncmp(line, "DONE", 4)) {
+			if (lhp_starts_with(line, "DONE")) {
 				r = resp_read_done(x, line);
 				if (r)
 					goto lost;

@@ -132,7 +132,7 @@ int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res = NULL;
 	char port[8];
-	uint64_t deadline = lh_now_ns() + (uint64_t)(o->connect_timeout * 1e9);
+	uint64_t deadline = lh_now_ns() + o->connect_timeout_ns;
 	int err, fd = -1;
 
 	memset(c, 0, sizeof(*c));
@@ -163,10 +163,10 @@ int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
 	if (err) {
 		if (err == -ECONNREFUSED)
 			pr_warn("no lhperf server at %s port %u (connection refused for %.0f s)\n",
-				o->peer, o->port, o->connect_timeout);
+				o->peer, o->port, (double)o->connect_timeout_ns / 1e9);
 		else if (err == -ETIMEDOUT)
 			pr_warn("server %s port %u unreachable: no answer within %.0f s\n", o->peer,
-				o->port, o->connect_timeout);
+				o->port, (double)o->connect_timeout_ns / 1e9);
 		else
 			pr_warn("cannot connect to %s port %u: %s\n", o->peer, o->port,
 				strerror(-err));
@@ -223,12 +223,12 @@ int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
 	pfd.fd = lfd;
 	pfd.events = POLLIN;
 	do {
-		r = poll(&pfd, 1, o->listen_timeout > 0 ? (int)(o->listen_timeout * 1000) : -1);
+		r = poll(&pfd, 1, o->listen_timeout_ns ? (int)(o->listen_timeout_ns / 1000000) : -1);
 	} while (r < 0 && errno == EINTR);
 	if (r <= 0) {
 		err = r ? -errno : -ETIMEDOUT;
 		if (!r)
-			pr_warn("no client within %g s\n", o->listen_timeout);
+			pr_warn("no client within %g s\n", (double)o->listen_timeout_ns / 1e9);
 		close(lfd);
 		return err;
 	}

@@ -64,6 +64,7 @@ enum lhp_recovery {
 	LHP_GB0, /* go-back-0: a gap restarts the whole message */
 };
 
+/* The command line (options.c) */
 struct lhp_opts {
 	bool server;
 	const char *peer; /* client: server address */
@@ -71,8 +72,9 @@ struct lhp_opts {
 	const char *dev;
 	uint16_t port;
 	bool json, pretty;
-	double listen_timeout; /* server: seconds, 0 forever */
-	double connect_timeout; /* client: seconds */
+	int verbose;
+	uint64_t listen_timeout_ns; /* server: 0 forever */
+	uint64_t connect_timeout_ns; /* client */
 
 	/* run parameters, client side */
 	enum lhp_op op;
@@ -81,19 +83,22 @@ struct lhp_opts {
 	uint64_t size;
 	unsigned int mtu;
 	uint64_t iters;
-	double duration; /* seconds, 0: run --iters messages */
-	double rate_gbps; /* 0: unlimited */
+	bool iters_given;
+	uint64_t duration_ns; /* 0: run --iters messages */
+	uint64_t rate_bps; /* 0: unlimited */
 	unsigned int window;
 	unsigned int timeout; /* 4.096 us * 2^timeout */
 	unsigned int retry;
 	unsigned int tx_depth;
 	unsigned int ackreq_every;
-	int64_t psn; /* start PSN of every QP, -1: random */
+	uint32_t psn; /* start PSN of every QP when psn_given, else random */
+	bool psn_given;
 	unsigned int stall_ms; /* 0: derived from the timeout */
 	unsigned int tos;
 	unsigned int bad_frames;
 	unsigned int batch;
 	bool qdisc_bypass;
+	const char *client_opt; /* the first client option given (refused with --server) */
 };
 
 /* What the client tells the server (and the server checks) */
@@ -291,6 +296,11 @@ uint64_t lhp_pattern_base(uint64_t seed, uint32_t qp, uint64_t msg);
 void lhp_pattern_fill(uint8_t *dst, uint64_t base, uint64_t off, size_t len);
 /* -1 when src matches, else the index of the first differing byte */
 long lhp_pattern_check(const uint8_t *src, uint64_t base, uint64_t off, size_t len);
+
+/* ---- options.c: the command line ---- */
+void lhp_usage(FILE *f);
+/* argv into o; 0, or nonzero after a usage error (said on stderr) */
+int lhp_options_parse(int argc, char **argv, struct lhp_opts *o);
 
 /* ---- requester.c / responder.c: the two data paths ---- */
 int lhp_client(const struct lhp_opts *o);

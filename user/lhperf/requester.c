@@ -577,8 +577,8 @@ static void req_run(struct req_ctx *x)
 	x->t_start = x->progress_ns = x->last_ping = x->last_ctrl = x->tok_ns = now;
 	x->min_deadline = UINT64_MAX;
 	x->tokens = x->bucket;
-	if (x->o->duration > 0)
-		x->t_end_duration = now + (uint64_t)(x->o->duration * 1e9);
+	if (x->o->duration_ns)
+		x->t_end_duration = now + x->o->duration_ns;
 	x->sum.status = LHP_ST_OK;
 
 	for (;;) {
@@ -801,7 +801,7 @@ static int req_setup(struct req_ctx *x, const char *reply)
 		q->psn0 = x->p.client_psn[i];
 		/* rxe derives the UDP source port from the QP numbers, for ECMP entropy */
 		q->sport = (uint16_t)(0xc000 | ((q->qpn ^ q->dqpn) & 0x3fff));
-		q->total = o->duration > 0 ? UINT64_MAX : x->p.iters * x->npkts;
+		q->total = o->duration_ns ? UINT64_MAX : x->p.iters * x->npkts;
 		q->retry_left = o->retry;
 		q->remote_va = x->p.server_va[i];
 		q->rkey = x->p.server_rkey[i];
@@ -894,7 +894,7 @@ int lhp_client(const struct lhp_opts *o)
 	x->p.qps = x->nqps = o->qps;
 	x->p.size = o->size;
 	x->p.mtu = o->mtu;
-	x->p.iters = o->duration > 0 ? 0 : o->iters;
+	x->p.iters = o->duration_ns ? 0 : o->iters;
 	x->p.window = o->window;
 	x->p.ackreq_every = o->ackreq_every;
 	x->p.seed = lhp_random64();
@@ -908,8 +908,8 @@ int lhp_client(const struct lhp_opts *o)
 		if (x->stall_ns < 2000000000ull)
 			x->stall_ns = 2000000000ull;
 	}
-	if (o->rate_gbps > 0) {
-		x->bytes_per_ns = o->rate_gbps / 8;
+	if (o->rate_bps) {
+		x->bytes_per_ns = (double)o->rate_bps / 8e9;
 		x->bucket = 16.0 * LHP_FRAME_CAP;
 	}
 	set_opcodes(x);
@@ -918,7 +918,7 @@ int lhp_client(const struct lhp_opts *o)
 		return LHP_EXIT_ERROR;
 	}
 	for (i = 0; i < o->qps; i++)
-		x->p.client_psn[i] = o->psn >= 0 ? (uint32_t)o->psn :
+		x->p.client_psn[i] = o->psn_given ? o->psn :
 						   (uint32_t)(lhp_random64() & ROCE_PSN_MASK);
 
 	err = lhp_ctrl_connect(o, &x->ctrl);

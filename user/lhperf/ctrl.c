@@ -383,6 +383,63 @@ bool lhp_kv_dbl(const char *line, const char *key, double *v)
 	return end != s && (*end == ' ' || !*end);
 }
 
+/* The responder's counters in a RESULT line: the key, the field of struct lhp_summary */
+#define RESULT_COUNTERS(X)                                                                  \
+	X(packets, r_packets) X(messages, r_messages) X(bytes, r_bytes) X(naks_sent, naks_sent)  \
+	X(acks_sent, acks_sent) X(oos_drops, oos_drops) X(dups, dups)                            \
+	X(verify_errors, verify_errors) X(protocol_errors, protocol_errors)                      \
+	X(discarded_msgs, discarded_msgs) X(discarded_pkts, discarded_pkts)
+#define COUNTER_FMT(key, field) " " #key "=%llu"
+#define COUNTER_ARG(key, field) , (unsigned long long)s->field
+#define DROP_FMT(field) " " #field "=%llu"
+#define DROP_ARG(field) , (unsigned long long)s->resp_drops.field
+
+int lhp_result_send(struct lhp_ctrl *c, const struct lhp_summary *s)
+{
+	return lhp_ctrl_printf(c,
+			       "RESULT verified=%d" RESULT_COUNTERS(COUNTER_FMT) " cpu=%.6f"
+			       LHP_RX_DROPS(DROP_FMT) "\n",
+			       s->verified RESULT_COUNTERS(COUNTER_ARG), s->r_cpu_s
+			       LHP_RX_DROPS(DROP_ARG));
+}
+
+void lhp_result_parse(const char *line, struct lhp_summary *s, uint64_t *verified)
+{
+#define COUNTER_GET(key, field) lhp_kv_u64(line, #key, &s->field);
+#define DROP_GET(field) lhp_kv_u64(line, #field, &s->resp_drops.field);
+	lhp_kv_u64(line, "verified", verified);
+	RESULT_COUNTERS(COUNTER_GET)
+	lhp_kv_dbl(line, "cpu", &s->r_cpu_s);
+	LHP_RX_DROPS(DROP_GET)
+#undef COUNTER_GET
+#undef DROP_GET
+}
+
+int lhp_naks_send(struct lhp_ctrl *c, const struct lhp_events *e)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; !err && i < e->n; i++)
+		err = lhp_ctrl_printf(c, "NAK qp=%u psn=0x%06x got=0x%06x\n", e->ev[i].qp,
+				      e->ev[i].psn, e->ev[i].got);
+	if (!err && e->dropped)
+		err = lhp_ctrl_printf(c, "NAK more=%llu\n", (unsigned long long)e->dropped);
+	return err;
+}
+
+void lhp_nak_parse(const char *line, struct lhp_events *e)
+{
+	uint64_t qp = 0, psn = 0, got = LHP_NO_PSN, more;
+
+	if (lhp_kv_u64(line, "qp", &qp) && lhp_kv_u64(line, "psn", &psn)) {
+		lhp_kv_u64(line, "got", &got);
+		lhp_event_add_got(e, (uint32_t)qp, (uint32_t)psn, (uint32_t)got, LHP_EV_NAK);
+	} else if (lhp_kv_u64(line, "more", &more)) {
+		e->dropped += more;
+	}
+}
+
 int lhp_params_alloc(struct lhp_params *p, uint32_t qps)
 {
 	p->client_psn = calloc(qps, sizeof(*p->client_psn));
@@ -424,16 +481,69 @@ int lhp_params_send(struct lhp_ctrl *c, const struct lhp_params *p)
 	return err ? err : lhp_ctrl_printf(c, "END\n");
 }
 
-#define SETUP_TIMEOUT_MS 10000
-
-int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t errcap)
+/* The run's values from the client's LHPERF line; false when one is missing or out of range */
+static bool params_from_line(const char *line, struct lhp_params *p)
 {
-	char line[1024], word[32];
-	uint64_t v, ver;
+	char word[32];
+	uint64_t v;
+	int op, recovery;
+
+	if (!lhp_kv_str(line, "op", word, sizeof(word)) ||
+	    (op = lhp_choice_value(lhp_op_choices, word)) < 0 ||
+	    !lhp_kv_str(line, "recovery", word, sizeof(word)) ||
+	    (recovery = lhp_choice_value(lhp_recovery_choices, word)) < 0)
+		return false;
+	p->op = (enum lhp_op)op;
+	p->recovery = (enum lhp_recovery)recovery;
+	if (!lhp_kv_u64(line, "qps", &v) || !v || v > LHP_MAX_QPS)
+		return false;
+	p->qps = (uint32_t)v;
+	if (!lhp_kv_u64(line, "size", &p->size) || !p->size || p->size > (1ull << 31))
+		return false;
+	if (!lhp_kv_u64(line, "mtu", &v) || v > 4096 || !lhp_choice_name(lhp_mtu_choices, (int)v))
+		return false;
+	p->mtu = (uint32_t)v;
+	if (!lhp_kv_u64(line, "iters", &p->iters))
+		return false;
+	if (!lhp_kv_u64(line, "window", &v) || !v || v > (1u << 20))
+		return false;
+	p->window = (uint32_t)v;
+	if (!lhp_kv_u64(line, "ackreq", &v) || !v)
+		return false;
+	p->ackreq_every = (uint32_t)v;
+	if (!lhp_kv_u64(line, "seed", &p->seed) || !lhp_kv_u64(line, "qpn", &v) ||
+	    v > ROCE_QPN_MASK)
+		return false;
+	p->client_qpn_base = (uint32_t)v;
+	return true;
+}
+
+/* The client's QP lines (each start PSN) and END; false when malformed or missing */
+static bool params_qp_lines(struct lhp_ctrl *c, struct lhp_params *p)
+{
+	char line[1024];
+	uint64_t v;
 	uint32_t i;
 	int r;
 
-	r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
+	for (i = 0; i < p->qps; i++) {
+		r = lhp_ctrl_getline(c, line, sizeof(line), LHP_CTRL_WAIT_MS);
+		if (r <= 0 || !lhp_starts_with(line, "QP ") || !lhp_kv_u64(line, "i", &v) || v != i ||
+		    !lhp_kv_u64(line, "psn", &v) || v > ROCE_PSN_MASK)
+			return false;
+		p->client_psn[i] = (uint32_t)v;
+	}
+	r = lhp_ctrl_getline(c, line, sizeof(line), LHP_CTRL_WAIT_MS);
+	return r > 0 && strcmp(line, "END") == 0;
+}
+
+int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t errcap)
+{
+	char line[1024];
+	uint64_t ver;
+	int r;
+
+	r = lhp_ctrl_getline(c, line, sizeof(line), LHP_CTRL_WAIT_MS);
 	if (r <= 0) {
 		snprintf(err, errcap, "%s",
 			 r == -EPIPE ? "the client left before sending the run parameters" :
@@ -449,48 +559,13 @@ int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t 
 			 (unsigned long long)ver, LHP_VERSION);
 		return -EPROTO;
 	}
-	if (!lhp_kv_str(line, "op", word, sizeof(word)) ||
-	    (strcmp(word, "write") != 0 && strcmp(word, "send") != 0))
+	if (!params_from_line(line, p))
 		goto bad;
-	p->op = strcmp(word, "write") == 0 ? LHP_OP_WRITE : LHP_OP_SEND;
-	if (!lhp_kv_str(line, "recovery", word, sizeof(word)) ||
-	    (strcmp(word, "gbn") != 0 && strcmp(word, "gb0") != 0))
-		goto bad;
-	p->recovery = strcmp(word, "gbn") == 0 ? LHP_GBN : LHP_GB0;
-	if (!lhp_kv_u64(line, "qps", &v) || !v || v > LHP_MAX_QPS)
-		goto bad;
-	p->qps = (uint32_t)v;
-	if (!lhp_kv_u64(line, "size", &p->size) || !p->size || p->size > (1ull << 31))
-		goto bad;
-	if (!lhp_kv_u64(line, "mtu", &v) || (v != 256 && v != 512 && v != 1024 && v != 2048 &&
-					     v != 4096))
-		goto bad;
-	p->mtu = (uint32_t)v;
-	if (!lhp_kv_u64(line, "iters", &p->iters))
-		goto bad;
-	if (!lhp_kv_u64(line, "window", &v) || !v || v > (1u << 20))
-		goto bad;
-	p->window = (uint32_t)v;
-	if (!lhp_kv_u64(line, "ackreq", &v) || !v)
-		goto bad;
-	p->ackreq_every = (uint32_t)v;
-	if (!lhp_kv_u64(line, "seed", &p->seed) || !lhp_kv_u64(line, "qpn", &v) ||
-	    v > ROCE_QPN_MASK)
-		goto bad;
-	p->client_qpn_base = (uint32_t)v;
 	if (lhp_params_alloc(p, p->qps)) {
 		snprintf(err, errcap, "out of memory");
 		return -ENOMEM;
 	}
-	for (i = 0; i < p->qps; i++) {
-		r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
-		if (r <= 0 || !lhp_starts_with(line, "QP ") || !lhp_kv_u64(line, "i", &v) || v != i ||
-		    !lhp_kv_u64(line, "psn", &v) || v > ROCE_PSN_MASK)
-			goto bad;
-		p->client_psn[i] = (uint32_t)v;
-	}
-	r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
-	if (r <= 0 || strcmp(line, "END") != 0)
+	if (!params_qp_lines(c, p))
 		goto bad;
 	return 0;
 bad:

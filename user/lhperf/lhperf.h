@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "opts.h"
 #include "pkt.h"
 #include "pktio.h"
 
@@ -32,6 +33,8 @@
 #define LHP_EVENTS_MAX 1024 /* NAK and rewind events kept for the report */
 #define LHP_FCT_SAMPLES (1u << 20)
 #define LHP_RETRY_INFINITE 7 /* as rxe: a retry count of 7 never runs out */
+#define LHP_PING_NS (500ull * 1000 * 1000) /* the side channel's heartbeat during a run */
+#define LHP_CTRL_WAIT_MS 10000 /* the most a side-channel answer may take (setup, results) */
 
 /* Exit codes: each failure class has its own */
 enum lhp_exit {
@@ -158,6 +161,9 @@ struct lhp_events {
 };
 
 /* Frames a receiver threw away before the transport saw them (as rxe_recv) */
+#define LHP_RX_DROPS(X)                                                                    \
+	X(not_roce) X(unknown_qp) X(bad_opcode) X(addr_errors) X(pkey_errors) X(icrc_errors) \
+	X(socket_drops)
 struct lhp_rx_drops {
 	uint64_t not_roce; /* not RoCEv2 to UDP 4791 (ARP, the side channel ...) */
 	uint64_t unknown_qp; /* another QP's traffic: not counted as an error */
@@ -167,6 +173,7 @@ struct lhp_rx_drops {
 	uint64_t icrc_errors;
 	uint64_t socket_drops; /* the kernel's: the receive buffer was full (a NIC's rx_discards) */
 };
+_Static_assert(sizeof(struct lhp_rx_drops) == 7 * sizeof(uint64_t), "LHP_RX_DROPS names each field");
 
 /* Requester (client) side of one RC QP */
 struct lhp_req_qp {
@@ -270,6 +277,14 @@ bool lhp_kv_dbl(const char *line, const char *key, double *v);
 
 int lhp_params_send(struct lhp_ctrl *c, const struct lhp_params *p);
 int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t errcap);
+/* The server's RESULT line: its responders' counters, CPU time and receive drops */
+int lhp_result_send(struct lhp_ctrl *c, const struct lhp_summary *s);
+/* A RESULT line into the responder's fields of s; *verified the server's verdict */
+void lhp_result_parse(const char *line, struct lhp_summary *s, uint64_t *verified);
+/* The server's NAK events as NAK lines, and how many were not listed */
+int lhp_naks_send(struct lhp_ctrl *c, const struct lhp_events *e);
+/* A NAK line into e */
+void lhp_nak_parse(const char *line, struct lhp_events *e);
 int lhp_params_alloc(struct lhp_params *p, uint32_t qps);
 void lhp_params_free(struct lhp_params *p);
 
@@ -288,8 +303,15 @@ static inline bool lhp_port_tx_pending(const struct lhp_port *pt)
 {
 	return pt->tx_done < pt->tx_n;
 }
-/* Check a parsed frame's addresses against the port; false: addr error */
-bool lhp_port_addr_ok(const struct lhp_port *pt, const struct lh_pkt *p);
+/*
+ * A received frame checked as rxe_recv does: RoCEv2, for one of nqps QPs
+ * numbered from qpn_base, an opcode this end takes (opcode_ok), the QP's
+ * addresses, P_Key and a good ICRC. Returns the QP's index with the frame
+ * parsed into p, or -1 with the reason counted in d.
+ */
+int lhp_port_rx_check(const struct lhp_port *pt, const struct lh_frame *f, uint32_t qpn_base,
+		      uint32_t nqps, bool (*opcode_ok)(const struct lh_pkt *p),
+		      struct lhp_rx_drops *d, struct lh_pkt *p);
 
 /* ---- pattern.c: the payload every byte is checked against ---- */
 uint64_t lhp_pattern_base(uint64_t seed, uint32_t qp, uint64_t msg);
@@ -323,14 +345,26 @@ void lhp_report_setup_error(FILE *out, const struct lhp_opts *o, const char *wha
 /* ---- misc ---- */
 uint64_t lhp_random64(void);
 double lhp_cpu_seconds(void);
+/* The names of the operations, recoveries and path MTUs (command line, side channel, report) */
+extern const struct lh_opt_choice lhp_op_choices[], lhp_recovery_choices[], lhp_mtu_choices[];
+/* The value named in choices, or -1; the name of a value, or NULL */
+int lhp_choice_value(const struct lh_opt_choice *choices, const char *name);
+const char *lhp_choice_name(const struct lh_opt_choice *choices, int value);
 const char *lhp_op_name(enum lhp_op op);
 const char *lhp_recovery_name(enum lhp_recovery r);
+/* The first of n QP numbers, at random (0, 1 and 0xffffff are SMI, GSI, multicast) */
+uint32_t lhp_random_qpn_base(uint32_t n);
 void lhp_event_add(struct lhp_events *e, uint32_t qp, uint32_t psn, uint8_t cause);
 void lhp_event_add_got(struct lhp_events *e, uint32_t qp, uint32_t psn, uint32_t got, uint8_t cause);
 /* A side-channel line that starts with prefix ("RESULT ", "QP ") */
 static inline bool lhp_starts_with(const char *line, const char *prefix)
 {
 	return strncmp(line, prefix, strlen(prefix)) == 0;
+}
+/* The UDP source port of a QP: rxe derives it from the QP numbers, for ECMP entropy */
+static inline uint16_t lhp_rxe_sport(uint32_t qpn, uint32_t dqpn)
+{
+	return (uint16_t)(0xc000 | ((qpn ^ dqpn) & 0x3fff));
 }
 /* Packets per message of size bytes at this MTU (a zero-byte message is one packet) */
 static inline uint64_t lhp_pkts_per_msg(uint64_t size, unsigned int mtu)

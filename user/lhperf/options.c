@@ -87,19 +87,6 @@ static int note_client_opt(void *cfg, const struct lh_opt *o)
 #define SEC .type = LH_OPT_TIME, .metavar = "SEC", .unit = "s", .scale = 1
 #define CLIENT .group = GROUP_CLIENT
 
-static const struct lh_opt_choice op_choices[] = {
-	{ "write", LHP_OP_WRITE }, { "send", LHP_OP_SEND }, { NULL, 0 },
-};
-
-static const struct lh_opt_choice recovery_choices[] = {
-	{ "gbn", LHP_GBN }, { "gb0", LHP_GB0 }, { NULL, 0 },
-};
-
-static const struct lh_opt_choice mtu_choices[] = {
-	{ "256", 256 }, { "512", 512 }, { "1024", 1024 }, { "2048", 2048 }, { "4096", 4096 },
-	{ NULL, 0 },
-};
-
 /* The options, in the order of the usage text */
 static const struct lh_opt opts[] = {
 	{ .type = LH_OPT_HEADING, .help = "Common options:" },
@@ -131,7 +118,7 @@ static const struct lh_opt opts[] = {
 	{ SEC, .name = "listen-timeout", OF(listen_timeout_ns), .max = 1e15,
 	  .help = "give up when no client comes (default: wait forever)" },
 	{ .type = LH_OPT_HEADING, .help = "\nClient options (the run):" },
-	{ .type = LH_OPT_CHOICE, .name = "op", .short_opt = 'o', OF(op), .choices = op_choices,
+	{ .type = LH_OPT_CHOICE, .name = "op", .short_opt = 'o', OF(op), .choices = lhp_op_choices,
 	  .metavar = "write|send", CLIENT, .help = "RDMA WRITE or SEND (default write)" },
 	{ .type = LH_OPT_UINT, .name = "qps", .short_opt = 'q', OF(qps), .metavar = "N", .min = 1,
 	  .max = LHP_MAX_QPS, CLIENT,
@@ -139,7 +126,7 @@ static const struct lh_opt opts[] = {
 	{ .type = LH_OPT_SIZE, .name = "size", .short_opt = 'S', OF(size), .metavar = "BYTES",
 	  .min = 1, .max = 1ull << 31, CLIENT,
 	  .help = "message size, K/M/G suffixes (default 65536, max 2G)" },
-	{ .type = LH_OPT_CHOICE, .name = "mtu", .short_opt = 'm', OF(mtu), .choices = mtu_choices,
+	{ .type = LH_OPT_CHOICE, .name = "mtu", .short_opt = 'm', OF(mtu), .choices = lhp_mtu_choices,
 	  .metavar = "N", CLIENT,
 	  .help = "path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)" },
 	{ .type = LH_OPT_UINT, .name = "iters", .short_opt = 'n', OF(iters), .metavar = "N",
@@ -151,7 +138,7 @@ static const struct lh_opt opts[] = {
 	  .max = 1e13, CLIENT,
 	  .help = "limit what is sent to GBPS Gb/s of frames (default: none)" },
 	{ .type = LH_OPT_CHOICE, .name = "recovery", .short_opt = 'r', OF(recovery),
-	  .choices = recovery_choices, .metavar = "MODE", CLIENT,
+	  .choices = lhp_recovery_choices, .metavar = "MODE", CLIENT,
 	  .help = "gbn: go-back-N as rxe (default); gb0: go-back-0, a gap\n"
 		  "discards the partial message at the responder and the\n"
 		  "requester restarts it from its first packet" },

@@ -210,10 +210,45 @@ int lhp_port_flush(struct lhp_port *pt)
 	return 0;
 }
 
-bool lhp_port_addr_ok(const struct lhp_port *pt, const struct lh_pkt *p)
+/* A parsed frame's addresses are the QP's: from the peer, to this port */
+static bool port_addr_ok(const struct lhp_port *pt, const struct lh_pkt *p)
 {
 	size_t n = pt->family == AF_INET6 ? 16 : 4;
 
 	return p->family == pt->family && !memcmp(&p->dst, &pt->local, n) &&
 	       !memcmp(&p->src, &pt->peer, n);
+}
+
+int lhp_port_rx_check(const struct lhp_port *pt, const struct lh_frame *f, uint32_t qpn_base,
+		      uint32_t nqps, bool (*opcode_ok)(const struct lh_pkt *p),
+		      struct lhp_rx_drops *d, struct lh_pkt *p)
+{
+	uint32_t idx;
+
+	if (lh_pkt_parse(f->data, f->len, true, p) != LH_STAT_ROCE) {
+		d->not_roce++;
+		return -1;
+	}
+	idx = p->roce.dqpn - qpn_base;
+	if (idx >= nqps) {
+		d->unknown_qp++;
+		return -1;
+	}
+	if (!opcode_ok(p)) {
+		d->bad_opcode++;
+		return -1;
+	}
+	if (!port_addr_ok(pt, p)) {
+		d->addr_errors++;
+		return -1;
+	}
+	if (p->roce.pkey != LHP_PKEY) {
+		d->pkey_errors++;
+		return -1;
+	}
+	if (!lh_pkt_icrc_ok(f->data, p)) {
+		d->icrc_errors++;
+		return -1;
+	}
+	return (int)idx;
 }

@@ -127,16 +127,12 @@ static const char *ev_cause(uint8_t c)
 
 static void json_drops(struct lh_json *j, const char *name, const struct lhp_rx_drops *d)
 {
+#define DROP_FIELD(field) lh_json_uint_field(j, #field, d->field);
 	lh_json_name(j, name);
 	lh_json_start_object(j);
-	lh_json_uint_field(j, "not_roce", d->not_roce);
-	lh_json_uint_field(j, "unknown_qp", d->unknown_qp);
-	lh_json_uint_field(j, "bad_opcode", d->bad_opcode);
-	lh_json_uint_field(j, "addr_errors", d->addr_errors);
-	lh_json_uint_field(j, "pkey_errors", d->pkey_errors);
-	lh_json_uint_field(j, "icrc_errors", d->icrc_errors);
-	lh_json_uint_field(j, "socket_drops", d->socket_drops);
+	LHP_RX_DROPS(DROP_FIELD)
 	lh_json_end_object(j);
+#undef DROP_FIELD
 }
 
 static void json_events(struct lh_json *j, const char *name, const struct lhp_events *e)

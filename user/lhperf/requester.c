@@ -57,8 +57,7 @@ static int req_setup(struct req_ctx *x, const char *reply)
 		q->qpn = x->p.client_qpn_base + i;
 		q->dqpn = x->p.server_qpn_base + i;
 		q->psn0 = x->p.client_psn[i];
-		/* rxe derives the UDP source port from the QP numbers, for ECMP entropy */
-		q->sport = (uint16_t)(0xc000 | ((q->qpn ^ q->dqpn) & 0x3fff));
+		q->sport = lhp_rxe_sport(q->qpn, q->dqpn);
 		q->total = o->duration_ns ? UINT64_MAX : x->p.iters * x->npkts;
 		q->retry_left = o->retry;
 		q->remote_va = x->p.server_va[i];
@@ -83,7 +82,7 @@ static int req_handshake(struct req_ctx *x)
 	r = lhp_params_send(&x->ctrl, &x->p);
 	if (r)
 		goto broken;
-	r = lhp_ctrl_getline(&x->ctrl, reply, sizeof(reply), RESULT_TIMEOUT_MS);
+	r = lhp_ctrl_getline(&x->ctrl, reply, sizeof(reply), LHP_CTRL_WAIT_MS);
 	if (r <= 0)
 		goto broken;
 	if (lhp_starts_with(reply, "ERR")) {
@@ -93,7 +92,7 @@ static int req_handshake(struct req_ctx *x)
 	if (!lhp_starts_with(reply, "OK"))
 		goto proto;
 	for (i = 0; i < x->nqps; i++) {
-		r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), RESULT_TIMEOUT_MS);
+		r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), LHP_CTRL_WAIT_MS);
 		if (r <= 0)
 			goto broken;
 		if (!lhp_starts_with(line, "QP ") || !lhp_kv_u64(line, "i", &v) || v != i)
@@ -105,7 +104,7 @@ static int req_handshake(struct req_ctx *x)
 			goto proto;
 		x->p.server_rkey[i] = (uint32_t)v;
 	}
-	r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), RESULT_TIMEOUT_MS);
+	r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), LHP_CTRL_WAIT_MS);
 	if (r <= 0)
 		goto broken;
 	if (strcmp(line, "READY") != 0)
@@ -157,8 +156,7 @@ int lhp_client(const struct lhp_opts *o)
 	x->p.window = o->window;
 	x->p.ackreq_every = o->ackreq_every;
 	x->p.seed = lhp_random64();
-	/* QP numbers 0, 1 and 0xffffff are special (SMI, GSI, multicast) */
-	x->p.client_qpn_base = (uint32_t)(2 + lhp_random64() % (ROCE_QPN_MASK - 2 - o->qps));
+	x->p.client_qpn_base = lhp_random_qpn_base(o->qps);
 	x->npkts = lhp_pkts_per_msg(o->size, o->mtu);
 	x->timeout_ns = o->timeout ? 4096ull << o->timeout : 0;
 	x->stall_ns = (uint64_t)o->stall_ms * 1000000;

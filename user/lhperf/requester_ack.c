@@ -104,42 +104,24 @@ static void req_on_ack(struct req_ctx *x, struct lhp_req_qp *q, const struct lh_
 	}
 }
 
+/* A requester takes ACKs and NAKs only */
+static bool is_ack(const struct lh_pkt *p)
+{
+	return p->roce.opcode == ROCE_RC_ACKNOWLEDGE;
+}
+
 /* n frames received: the checks of rxe_recv, then each ACK or NAK to its QP */
 void req_rx(struct req_ctx *x, uint64_t now, int n)
 {
-	struct lhp_rx_drops *dr = &x->sum.req_drops;
 	struct lh_pkt p;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		const struct lh_frame *f = &x->port.rx[i];
-		uint32_t idx;
+		int idx = lhp_port_rx_check(&x->port, &x->port.rx[i], x->p.client_qpn_base, x->nqps,
+					    is_ack, &x->sum.req_drops, &p);
 
-		if (lh_pkt_parse(f->data, f->len, true, &p) != LH_STAT_ROCE) {
-			dr->not_roce++;
+		if (idx < 0)
 			continue;
-		}
-		idx = p.roce.dqpn - x->p.client_qpn_base;
-		if (idx >= x->nqps) {
-			dr->unknown_qp++;
-			continue;
-		}
-		if (p.roce.opcode != ROCE_RC_ACKNOWLEDGE) {
-			dr->bad_opcode++;
-			continue;
-		}
-		if (!lhp_port_addr_ok(&x->port, &p)) {
-			dr->addr_errors++;
-			continue;
-		}
-		if (p.roce.pkey != LHP_PKEY) {
-			dr->pkey_errors++;
-			continue;
-		}
-		if (!lh_pkt_icrc_ok(f->data, &p)) {
-			dr->icrc_errors++;
-			continue;
-		}
 		x->rx_since_progress++;
 		req_on_ack(x, &x->qps[idx], &p, now);
 	}

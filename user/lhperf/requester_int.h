@@ -14,8 +14,6 @@
 
 #include "lhperf.h"
 
-#define RESULT_TIMEOUT_MS 10000 /* the server's answer to the setup and to DONE */
-
 struct req_ctx {
 	const struct lhp_opts *o;
 	struct lhp_params p;

@@ -14,7 +14,6 @@
 #include "log.h"
 #include "requester_int.h"
 
-#define PING_NS (500ull * 1000 * 1000)
 #define CTRL_POLL_NS (20ull * 1000 * 1000)
 
 /* The run ends with status st, the reason kept for the report and said */
@@ -38,7 +37,7 @@ static bool req_ctrl_poll(struct req_ctx *x, uint64_t now)
 	char line[512];
 	int r;
 
-	if (now - x->last_ping >= PING_NS) {
+	if (now - x->last_ping >= LHP_PING_NS) {
 		x->last_ping = now;
 		r = lhp_ctrl_printf(&x->ctrl, "PING\n");
 		if (r) {

@@ -40,31 +40,11 @@ void req_collect(struct req_ctx *x)
 		x->sum.peak_gbps = (double)x->sum.bytes * 8 / x->sum.elapsed_s / 1e9;
 }
 
-/* A RESULT line's receive drops (keys prefixed by pfx) */
-static void parse_drops(const char *line, const char *pfx, struct lhp_rx_drops *d)
-{
-	char k[48];
-
-#define DROP_FIELD(f)                                   \
-	do {                                            \
-		snprintf(k, sizeof(k), "%s" #f, pfx);   \
-		lhp_kv_u64(line, k, &d->f);             \
-	} while (0)
-	DROP_FIELD(not_roce);
-	DROP_FIELD(unknown_qp);
-	DROP_FIELD(bad_opcode);
-	DROP_FIELD(addr_errors);
-	DROP_FIELD(pkey_errors);
-	DROP_FIELD(icrc_errors);
-	DROP_FIELD(socket_drops);
-#undef DROP_FIELD
-}
-
 /* Tell the server how the run ended; take its responders' view in return */
 void req_results(struct req_ctx *x)
 {
 	char line[512];
-	uint64_t v, verified = 0;
+	uint64_t verified = 0;
 	uint32_t i;
 	int r;
 
@@ -79,7 +59,7 @@ void req_results(struct req_ctx *x)
 	if (!r)
 		r = lhp_ctrl_printf(&x->ctrl, "END\n");
 	for (; !r;) {
-		r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), RESULT_TIMEOUT_MS);
+		r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), LHP_CTRL_WAIT_MS);
 		if (r <= 0) {
 			r = r ? r : -ETIMEDOUT;
 			break;
@@ -87,30 +67,9 @@ void req_results(struct req_ctx *x)
 		r = 0;
 		if (lhp_starts_with(line, "RESULT ")) {
 			x->sum.have_server = true;
-			lhp_kv_u64(line, "verified", &verified);
-			lhp_kv_u64(line, "packets", &x->sum.r_packets);
-			lhp_kv_u64(line, "messages", &x->sum.r_messages);
-			lhp_kv_u64(line, "bytes", &x->sum.r_bytes);
-			lhp_kv_u64(line, "naks_sent", &x->sum.naks_sent);
-			lhp_kv_u64(line, "acks_sent", &x->sum.acks_sent);
-			lhp_kv_u64(line, "oos_drops", &x->sum.oos_drops);
-			lhp_kv_u64(line, "dups", &x->sum.dups);
-			lhp_kv_u64(line, "verify_errors", &x->sum.verify_errors);
-			lhp_kv_u64(line, "protocol_errors", &x->sum.protocol_errors);
-			lhp_kv_u64(line, "discarded_msgs", &x->sum.discarded_msgs);
-			lhp_kv_u64(line, "discarded_pkts", &x->sum.discarded_pkts);
-			lhp_kv_dbl(line, "cpu", &x->sum.r_cpu_s);
-			parse_drops(line, "", &x->sum.resp_drops);
+			lhp_result_parse(line, &x->sum, &verified);
 		} else if (lhp_starts_with(line, "NAK ")) {
-			uint64_t qp = 0, psn = 0, got = LHP_NO_PSN;
-
-			if (lhp_kv_u64(line, "qp", &qp) && lhp_kv_u64(line, "psn", &psn)) {
-				lhp_kv_u64(line, "got", &got);
-				lhp_event_add_got(&x->naks, (uint32_t)qp, (uint32_t)psn, (uint32_t)got,
-						  LHP_EV_NAK);
-			}
-			else if (lhp_kv_u64(line, "more", &v))
-				x->naks.dropped += v;
+			lhp_nak_parse(line, &x->naks);
 		} else if (!strcmp(line, "END")) {
 			break;
 		}

@@ -173,7 +173,8 @@ struct lhp_rx_drops {
 	uint64_t icrc_errors;
 	uint64_t socket_drops; /* the kernel's: the receive buffer was full (a NIC's rx_discards) */
 };
-_Static_assert(sizeof(struct lhp_rx_drops) == 7 * sizeof(uint64_t), "LHP_RX_DROPS names each field");
+_Static_assert(sizeof(struct lhp_rx_drops) == 7 * sizeof(uint64_t),
+	       "LHP_RX_DROPS names each field of struct lhp_rx_drops");
 
 /* Requester (client) side of one RC QP */
 struct lhp_req_qp {
@@ -299,6 +300,8 @@ void lhp_port_spec(const struct lhp_port *pt, struct lh_pkt_spec *s, uint16_t sp
 struct lh_frame *lhp_port_tx_slot(struct lhp_port *pt);
 /* Hand built frames to the kernel; returns 0 or -errno (interface gone ...) */
 int lhp_port_flush(struct lhp_port *pt);
+/* A free frame into *f, a full batch flushed first; 0, or -errno (-EAGAIN: the kernel took none) */
+int lhp_port_tx_slot_flushed(struct lhp_port *pt, struct lh_frame **f);
 static inline bool lhp_port_tx_pending(const struct lhp_port *pt)
 {
 	return pt->tx_done < pt->tx_n;

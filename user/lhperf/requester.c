@@ -136,17 +136,11 @@ static void req_free(struct req_ctx *x)
 	free(x);
 }
 
-int lhp_client(const struct lhp_opts *o)
+/* The run's parameters and what follows from them (opcodes, timers, the rate's bucket) */
+static int client_params(struct req_ctx *x, const struct lhp_opts *o)
 {
-	struct req_ctx *x = calloc(1, sizeof(*x));
 	uint32_t i;
-	int err, code;
 
-	if (!x)
-		return LHP_EXIT_ERROR;
-	x->o = o;
-	x->ctrl.fd = -1;
-	lhp_fct_init(&x->sum.fct);
 	x->p.op = o->op;
 	x->p.recovery = o->recovery;
 	x->p.qps = x->nqps = o->qps;
@@ -170,28 +164,45 @@ int lhp_client(const struct lhp_opts *o)
 		x->bucket = 16.0 * LHP_FRAME_CAP;
 	}
 	req_set_opcodes(x);
-	if (lhp_params_alloc(&x->p, o->qps)) {
-		req_free(x);
-		return LHP_EXIT_ERROR;
-	}
+	if (lhp_params_alloc(&x->p, o->qps))
+		return -ENOMEM;
 	for (i = 0; i < o->qps; i++)
 		x->p.client_psn[i] = o->psn_given ? o->psn :
 						   (uint32_t)(lhp_random64() & ROCE_PSN_MASK);
+	return 0;
+}
 
-	err = lhp_ctrl_connect(o, &x->ctrl);
+/* The side channel, the port and the server's QPs; a failure reported (--json) */
+static int client_connect(struct req_ctx *x, const struct lhp_opts *o)
+{
+	int err = lhp_ctrl_connect(o, &x->ctrl);
+
 	if (err) {
 		lhp_report_setup_error(stdout, o, "cannot connect to the server's side channel");
-	} else {
-		err = lhp_port_open(&x->port, o, &x->ctrl, o->mtu, o->qps, o->window);
-		if (err)
-			lhp_report_setup_error(stdout, o, "cannot send RoCEv2 frames to the server");
+		return err;
 	}
-	if (!err) {
-		err = req_handshake(x);
-		if (err)
-			lhp_report_setup_error(stdout, o, "the server refused or broke the setup");
-	}
+	err = lhp_port_open(&x->port, o, &x->ctrl, o->mtu, o->qps, o->window);
 	if (err) {
+		lhp_report_setup_error(stdout, o, "cannot send RoCEv2 frames to the server");
+		return err;
+	}
+	err = req_handshake(x);
+	if (err)
+		lhp_report_setup_error(stdout, o, "the server refused or broke the setup");
+	return err;
+}
+
+int lhp_client(const struct lhp_opts *o)
+{
+	struct req_ctx *x = calloc(1, sizeof(*x));
+	int err, code;
+
+	if (!x)
+		return LHP_EXIT_ERROR;
+	x->o = o;
+	x->ctrl.fd = -1;
+	lhp_fct_init(&x->sum.fct);
+	if (client_params(x, o) || client_connect(x, o)) {
 		req_free(x);
 		return LHP_EXIT_ERROR;
 	}

@@ -158,59 +158,63 @@ int req_fill(struct req_ctx *x, uint64_t now)
 	return (int)built;
 }
 
+/*
+ * One --bad-frames frame of QP q into f, of a kind a receiver must drop: 0 a
+ * bad ICRC, 1 another partition's P_Key, 2 not from the QP's peer, 3 not to
+ * the responder's address
+ */
+static int build_bad_frame(struct req_ctx *x, const struct lhp_req_qp *q, unsigned int kind,
+			   struct lh_frame *f)
+{
+	static const uint8_t junk[64] = { [0 ... 63] = 0xa5 };
+	struct lh_pkt_spec s = x->specs[q->idx];
+	size_t n = x->port.family == AF_INET6 ? 16 : 4;
+	ssize_t len;
+
+	s.roce.opcode = x->op_only;
+	s.roce.psn = q->psn0; /* the PSN the responder expects */
+	s.roce.ackreq = true;
+	s.roce.reth.va = q->remote_va;
+	s.roce.reth.rkey = q->rkey;
+	s.roce.reth.dmalen = sizeof(junk);
+	s.payload = junk;
+	s.payload_len = sizeof(junk);
+	s.ip_id = x->port.ip_id++;
+	if (kind == 1)
+		s.roce.pkey = 0x1234; /* another partition */
+	else if (kind == 2)
+		s.src.b[n - 1] ^= 0x55; /* not the QP's peer */
+	else if (kind == 3)
+		s.dst.b[n - 1] ^= 0x55; /* not the responder's address */
+	len = lh_pkt_build(&s, f->data, f->cap);
+	if (len < 0)
+		return (int)len;
+	if (kind == 0) {
+		struct lh_pkt p;
+
+		f->data[len - 1] ^= 0xff; /* the ICRC, nothing else */
+		if (lh_pkt_parse(f->data, (size_t)len, true, &p) == LH_STAT_ROCE && s.udp_csum)
+			lh_pkt_udp_csum_update(f->data, &p);
+	}
+	f->len = (uint32_t)len;
+	return 0;
+}
+
 /* --bad-frames: frames a receiver must drop, sent before the data */
 int req_send_bad_frames(struct req_ctx *x)
 {
-	uint8_t junk[64];
 	uint32_t i, k, kind;
+	struct lh_frame *f;
 	int err;
 
-	memset(junk, 0xa5, sizeof(junk));
 	for (i = 0; i < x->nqps; i++) {
-		struct lhp_req_qp *q = &x->qps[i];
-
 		for (k = 0; k < x->o->bad_frames; k++) {
 			for (kind = 0; kind < 4; kind++) {
-				struct lh_pkt_spec s = x->specs[i];
-				struct lh_frame *f = lhp_port_tx_slot(&x->port);
-				size_t n = x->port.family == AF_INET6 ? 16 : 4;
-				ssize_t len;
-
-				if (!f) {
-					err = lhp_port_flush(&x->port);
-					if (err)
-						return err;
-					f = lhp_port_tx_slot(&x->port);
-					if (!f)
-						return -EAGAIN;
-				}
-				s.roce.opcode = x->op_only;
-				s.roce.psn = q->psn0; /* the PSN the responder expects */
-				s.roce.ackreq = true;
-				s.roce.reth.va = q->remote_va;
-				s.roce.reth.rkey = q->rkey;
-				s.roce.reth.dmalen = sizeof(junk);
-				s.payload = junk;
-				s.payload_len = sizeof(junk);
-				s.ip_id = x->port.ip_id++;
-				if (kind == 1)
-					s.roce.pkey = 0x1234; /* another partition */
-				else if (kind == 2)
-					s.src.b[n - 1] ^= 0x55; /* not the QP's peer */
-				else if (kind == 3)
-					s.dst.b[n - 1] ^= 0x55; /* not the responder's address */
-				len = lh_pkt_build(&s, f->data, f->cap);
-				if (len < 0)
-					return (int)len;
-				if (kind == 0) {
-					struct lh_pkt p;
-
-					f->data[len - 1] ^= 0xff; /* the ICRC, nothing else */
-					if (lh_pkt_parse(f->data, (size_t)len, true, &p) == LH_STAT_ROCE &&
-					    s.udp_csum)
-						lh_pkt_udp_csum_update(f->data, &p);
-				}
-				f->len = (uint32_t)len;
+				err = lhp_port_tx_slot_flushed(&x->port, &f);
+				if (!err)
+					err = build_bad_frame(x, &x->qps[i], kind, f);
+				if (err)
+					return err;
 			}
 		}
 	}

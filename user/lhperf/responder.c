@@ -66,14 +66,12 @@ static inline uint32_t epsn(const struct lhp_resp_qp *q)
 static void send_ack(struct resp_ctx *x, struct lhp_resp_qp *q, uint8_t syndrome, uint32_t psn)
 {
 	struct lh_pkt_spec *s = &x->specs[q->idx];
-	struct lh_frame *f = lhp_port_tx_slot(&x->port);
+	struct lh_frame *f;
 	ssize_t n;
 
-	if (!f) {
-		if (lhp_port_flush(&x->port) || !(f = lhp_port_tx_slot(&x->port))) {
-			x->ack_tx_drops++;
-			return;
-		}
+	if (lhp_port_tx_slot_flushed(&x->port, &f)) {
+		x->ack_tx_drops++;
+		return;
 	}
 	s->roce.psn = psn;
 	s->roce.aeth.syndrome = syndrome;
@@ -108,19 +106,17 @@ static bool op_is_write(uint8_t opcode)
 	return roce_opcode_info(opcode) & ROCE_OPF_WRITE;
 }
 
-/* A packet with PSN == ePSN: check it as rxe's check_op_seq/length/rkey, place it */
-static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t *frame,
-			 const struct lh_pkt *p)
+/* rxe's check_op_seq, _length and _rkey (a FIRST starts a message); false: a class C NAK */
+static bool resp_check_request(struct resp_ctx *x, struct lhp_resp_qp *q, const struct lh_pkt *p)
 {
 	uint32_t f = p->opflags, mtu = x->p.mtu;
 	size_t len = p->payload_len;
 	bool write = x->p.op == LHP_OP_WRITE;
-	long bad;
 
 	if (!!(f & ROCE_OPF_WRITE) != write) {
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn,
 			     write ? "SEND on a WRITE run" : "WRITE on a SEND run");
-		return;
+		return false;
 	}
 	/* rxe check_op_seq(): FIRST/ONLY between messages, MIDDLE/LAST inside one */
 	if (q->last_opcode < 0 ? !(f & ROCE_OPF_FIRST) :
@@ -128,14 +124,14 @@ static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn,
 			     q->last_opcode < 0 ? "missing FIRST opcode" :
 						  "missing LAST opcode");
-		return;
+		return false;
 	}
 	/* rxe check_length(): FIRST/MIDDLE carry exactly an MTU, LAST 1..MTU */
 	if ((f & ROCE_OPF_ONLY) == ROCE_OPF_ONLY ? len > mtu :
 	    (f & ROCE_OPF_LAST)			 ? (len == 0 || len > mtu) :
 						   len != mtu) {
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn, "bad payload length");
-		return;
+		return false;
 	}
 	if (f & ROCE_OPF_FIRST) {
 		q->msg_first = q->eseq;
@@ -144,19 +140,28 @@ static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_
 			      p->roce.reth.dmalen != x->p.size)) {
 			resp_class_c(x, q, AETH_NAK_REMOTE_ACCESS, p->roce.psn,
 				     "RETH outside the registered buffer");
-			return;
+			return false;
 		}
 	}
 	if (q->offset + len > x->p.size) {
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn,
 			     "message longer than the buffer");
-		return;
+		return false;
 	}
 	if (write && (f & ROCE_OPF_LAST) && q->offset + len != x->p.size) {
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn,
 			     "WRITE shorter than its RETH length");
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* The payload checked against the pattern and placed; the message counted at its LAST */
+static void resp_place(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t *frame,
+		       const struct lh_pkt *p)
+{
+	size_t len = p->payload_len;
+	long bad;
 
 	bad = lhp_pattern_check(frame + p->payload_off,
 				lhp_pattern_base(x->p.seed, q->idx, q->msgs), q->offset, len);
@@ -170,7 +175,7 @@ static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_
 	q->offset += len;
 	q->eseq++;
 	q->last_opcode = p->roce.opcode;
-	if (f & ROCE_OPF_LAST) {
+	if (p->opflags & ROCE_OPF_LAST) {
 		if (q->offset != x->p.size) {
 			q->verify_errors++;
 			if (x->verify_logged++ < VERIFY_LOG_MAX)
@@ -184,10 +189,20 @@ static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_
 		q->offset = 0;
 		q->last_opcode = -1;
 	}
+}
+
+/* A packet with PSN == ePSN: checked as rxe does, placed, ACKed when it asks */
+static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t *frame,
+			 const struct lh_pkt *p)
+{
+	if (!resp_check_request(x, q, p))
+		return;
+	resp_place(x, q, frame, p);
 	if (p->roce.ackreq)
 		send_ack(x, q, AETH_ACK_UNLIMITED, p->roce.psn);
 }
 
+/* A request by its PSN: ahead of ePSN a gap (one NAK), behind it a duplicate, else executed */
 static void resp_packet(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t *frame,
 			const struct lh_pkt *p)
 {

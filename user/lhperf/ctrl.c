@@ -127,6 +127,52 @@ fail:
 	return err;
 }
 
+/* fd becomes the side channel: tuned, its addresses read (closed when they cannot be) */
+static int ctrl_adopt(struct lhp_ctrl *c, int fd)
+{
+	int err;
+
+	c->fd = fd;
+	ctrl_tune(fd);
+	err = ctrl_addresses(c);
+	if (err)
+		lhp_ctrl_close(c);
+	return err;
+}
+
+/* Connect to ai until the deadline, again while refused: the server may not listen yet */
+static int connect_retrying(const struct addrinfo *ai, uint64_t deadline, int *fd)
+{
+	struct timespec pause = { .tv_nsec = CTRL_RETRY_MS * 1000000L };
+	int err;
+
+	for (;;) {
+		uint64_t now = lh_now_ns();
+		int left = now < deadline ? (int)((deadline - now) / 1000000) : 0;
+
+		err = connect_once(ai, left > 0 ? left : 1, fd);
+		if (!err)
+			return 0;
+		/* perftest's pitfall: a client started before its server */
+		if (err != -ECONNREFUSED || lh_now_ns() >= deadline)
+			return err;
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* Why the client could not connect, as a user reads it */
+static void connect_warn(const struct lhp_opts *o, int err)
+{
+	if (err == -ECONNREFUSED)
+		pr_warn("no lhperf server at %s port %u (connection refused for %.0f s)\n", o->peer,
+			o->port, (double)o->connect_timeout_ns / 1e9);
+	else if (err == -ETIMEDOUT)
+		pr_warn("server %s port %u unreachable: no answer within %.0f s\n", o->peer,
+			o->port, (double)o->connect_timeout_ns / 1e9);
+	else
+		pr_warn("cannot connect to %s port %u: %s\n", o->peer, o->port, strerror(-err));
+}
+
 int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
@@ -143,56 +189,27 @@ int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
 		pr_warn("cannot resolve server '%s': %s\n", o->peer, gai_strerror(err));
 		return -EINVAL;
 	}
-	for (;;) {
-		uint64_t now = lh_now_ns();
-		int left = now < deadline ? (int)((deadline - now) / 1000000) : 0;
-
-		err = connect_once(res, left > 0 ? left : 1, &fd);
-		if (!err)
-			break;
-		/* Refused: the server may not listen yet (perftest's pitfall); retry */
-		if (err != -ECONNREFUSED || lh_now_ns() >= deadline)
-			break;
-		{
-			struct timespec ts = { .tv_nsec = CTRL_RETRY_MS * 1000000L };
-
-			nanosleep(&ts, NULL);
-		}
-	}
+	err = connect_retrying(res, deadline, &fd);
 	freeaddrinfo(res);
 	if (err) {
-		if (err == -ECONNREFUSED)
-			pr_warn("no lhperf server at %s port %u (connection refused for %.0f s)\n",
-				o->peer, o->port, (double)o->connect_timeout_ns / 1e9);
-		else if (err == -ETIMEDOUT)
-			pr_warn("server %s port %u unreachable: no answer within %.0f s\n", o->peer,
-				o->port, (double)o->connect_timeout_ns / 1e9);
-		else
-			pr_warn("cannot connect to %s port %u: %s\n", o->peer, o->port,
-				strerror(-err));
+		connect_warn(o, err);
 		return err;
 	}
-	c->fd = fd;
-	ctrl_tune(fd);
-	err = ctrl_addresses(c);
-	if (err) {
+	err = ctrl_adopt(c, fd);
+	if (err)
 		pr_warn("side channel addresses: %s\n", strerror(-err));
-		lhp_ctrl_close(c);
-	}
 	return err;
 }
 
-int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
+/* A socket listening on --bind (default every IPv4 and IPv6 address) and --port */
+static int listen_socket(const struct lhp_opts *o, int *lfd)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	int one = 1, zero = 0, err;
 	socklen_t sl;
-	struct pollfd pfd;
-	int lfd, fd, one = 1, zero = 0, r, err;
 
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
 	if (o->bind && inet_pton(AF_INET, o->bind, &s4->sin_addr) == 1) {
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(o->port);
@@ -207,42 +224,53 @@ int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
 		pr_warn("bad --bind address '%s'\n", o->bind);
 		return -EINVAL;
 	}
-	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0)
+	*lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*lfd < 0)
 		return -errno;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(*lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ss.ss_family == AF_INET6)
-		setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 1)) {
+		setsockopt(*lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(*lfd, (struct sockaddr *)&ss, sl) || listen(*lfd, 1)) {
 		err = -errno;
-		pr_warn("cannot listen on port %u: %s\n", o->port, strerror(errno));
-		close(lfd);
+		pr_warn("cannot listen on port %u: %s\n", o->port, strerror(-err));
+		close(*lfd);
 		return err;
 	}
-	pr_info("waiting for a client on port %u\n", o->port);
-	pfd.fd = lfd;
-	pfd.events = POLLIN;
+	return 0;
+}
+
+/* The first client on lfd, within --listen-timeout */
+static int accept_client(const struct lhp_opts *o, int lfd, int *fd)
+{
+	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+	int wait_ms = o->listen_timeout_ns ? (int)(o->listen_timeout_ns / 1000000) : -1;
+	int r;
+
 	do {
-		r = poll(&pfd, 1, o->listen_timeout_ns ? (int)(o->listen_timeout_ns / 1000000) : -1);
+		r = poll(&pfd, 1, wait_ms);
 	} while (r < 0 && errno == EINTR);
 	if (r <= 0) {
-		err = r ? -errno : -ETIMEDOUT;
 		if (!r)
 			pr_warn("no client within %g s\n", (double)o->listen_timeout_ns / 1e9);
-		close(lfd);
-		return err;
+		return r ? -errno : -ETIMEDOUT;
 	}
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	err = fd < 0 ? -errno : 0;
-	close(lfd);
+	*fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	return *fd < 0 ? -errno : 0;
+}
+
+int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
+{
+	int lfd = -1, fd = -1, err;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	err = listen_socket(o, &lfd);
 	if (err)
 		return err;
-	c->fd = fd;
-	ctrl_tune(fd);
-	err = ctrl_addresses(c);
-	if (err)
-		lhp_ctrl_close(c);
-	return err;
+	pr_info("waiting for a client on port %u\n", o->port);
+	err = accept_client(o, lfd, &fd);
+	close(lfd);
+	return err ? err : ctrl_adopt(c, fd);
 }
 
 void lhp_ctrl_close(struct lhp_ctrl *c)
@@ -528,8 +556,8 @@ static bool params_qp_lines(struct lhp_ctrl *c, struct lhp_params *p)
 
 	for (i = 0; i < p->qps; i++) {
 		r = lhp_ctrl_getline(c, line, sizeof(line), LHP_CTRL_WAIT_MS);
-		if (r <= 0 || !lhp_starts_with(line, "QP ") || !lhp_kv_u64(line, "i", &v) || v != i ||
-		    !lhp_kv_u64(line, "psn", &v) || v > ROCE_PSN_MASK)
+		if (r <= 0 || !lhp_starts_with(line, "QP ") || !lhp_kv_u64(line, "i", &v) ||
+		    v != i || !lhp_kv_u64(line, "psn", &v) || v > ROCE_PSN_MASK)
 			return false;
 		p->client_psn[i] = (uint32_t)v;
 	}

@@ -9,6 +9,17 @@
  * PSN ("seq"); the 24-bit wire PSN is (start + seq) mod 2^24. Windows are far
  * below 2^23, so a wire PSN maps back to a seq unambiguously around a known
  * seq with psn_diff().
+ *
+ * The files, one behaviour each:
+ *   main.c         the program's entry
+ *   options.c      the command line: the option table, usage, role checks
+ *   ctrl.c         the TCP side channel and its messages (parameters, results)
+ *   port.c         the interface: next hop, packet socket, frames out, rxe_recv's checks
+ *   requester*.c   the client's QPs (requester_int.h says which file holds what)
+ *   responder.c    the server's QPs
+ *   pattern.c      the payload every byte is checked against
+ *   report.c       completion times, the text table and the JSON object, exit codes
+ *   util.c         randomness, CPU time, names, the event logs
  */
 #ifndef LHPERF_H
 #define LHPERF_H
@@ -300,7 +311,7 @@ void lhp_port_spec(const struct lhp_port *pt, struct lh_pkt_spec *s, uint16_t sp
 struct lh_frame *lhp_port_tx_slot(struct lhp_port *pt);
 /* Hand built frames to the kernel; returns 0 or -errno (interface gone ...) */
 int lhp_port_flush(struct lhp_port *pt);
-/* A free frame into *f, a full batch flushed first; 0, or -errno (-EAGAIN: the kernel took none) */
+/* A free frame into *f, a full batch flushed first; 0 or -errno (-EAGAIN: none taken) */
 int lhp_port_tx_slot_flushed(struct lhp_port *pt, struct lh_frame **f);
 static inline bool lhp_port_tx_pending(const struct lhp_port *pt)
 {
@@ -327,7 +338,7 @@ void lhp_usage(FILE *f);
 /* argv into o; 0, or nonzero after a usage error (said on stderr) */
 int lhp_options_parse(int argc, char **argv, struct lhp_opts *o);
 
-/* ---- requester.c / responder.c: the two data paths ---- */
+/* ---- requester*.c (requester_int.h) / responder.c: the two data paths ---- */
 int lhp_client(const struct lhp_opts *o);
 int lhp_server(const struct lhp_opts *o);
 
@@ -345,7 +356,7 @@ void lhp_report(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
 /* --json: the object of a run that failed before it started (status "error") */
 void lhp_report_setup_error(FILE *out, const struct lhp_opts *o, const char *what);
 
-/* ---- misc ---- */
+/* ---- util.c: what the other files share ---- */
 uint64_t lhp_random64(void);
 double lhp_cpu_seconds(void);
 /* The names of the operations, recoveries and path MTUs (command line, side channel, report) */
@@ -358,7 +369,8 @@ const char *lhp_recovery_name(enum lhp_recovery r);
 /* The first of n QP numbers, at random (0, 1 and 0xffffff are SMI, GSI, multicast) */
 uint32_t lhp_random_qpn_base(uint32_t n);
 void lhp_event_add(struct lhp_events *e, uint32_t qp, uint32_t psn, uint8_t cause);
-void lhp_event_add_got(struct lhp_events *e, uint32_t qp, uint32_t psn, uint32_t got, uint8_t cause);
+void lhp_event_add_got(struct lhp_events *e, uint32_t qp, uint32_t psn, uint32_t got,
+		       uint8_t cause);
 /* A side-channel line that starts with prefix ("RESULT ", "QP ") */
 static inline bool lhp_starts_with(const char *line, const char *prefix)
 {

@@ -19,6 +19,7 @@
 
 int main(int argc, char **argv)
 {
+	enum lh_log_level level = LH_LOG_WARN;
 	struct lhp_opts o;
 
 	lh_log_init("lhperf", LH_LOG_WARN);
@@ -29,6 +30,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lhperf: no interface %s\n", o.dev);
 		return LHP_EXIT_ERROR;
 	}
-	lh_log_set_level(o.verbose ? LH_LOG_DEBUG : o.server && !o.json ? LH_LOG_INFO : LH_LOG_WARN);
+	if (o.verbose)
+		level = LH_LOG_DEBUG;
+	else if (o.server && !o.json)
+		level = LH_LOG_INFO; /* the server says what it waits for */
+	lh_log_set_level(level);
 	return o.server ? lhp_server(&o) : lhp_client(&o);
 }

@@ -73,7 +73,7 @@ static void req_on_ack(struct req_ctx *x, struct lhp_req_qp *q, const struct lh_
 		return;
 	}
 	if (syn == AETH_NAK_PSN_SEQ_ERROR) {
-		uint64_t msg_first = q->una / x->npkts * x->npkts;
+		uint64_t msg_first = msg_first_seq(x, q->una);
 
 		q->naks_rx++;
 		/*

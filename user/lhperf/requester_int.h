@@ -50,6 +50,18 @@ static inline uint32_t seq_psn(const struct lhp_req_qp *q, uint64_t seq)
 	return psn_add(q->psn0, (uint32_t)seq);
 }
 
+/* The first packet (seq) of the message that packet seq belongs to */
+static inline uint64_t msg_first_seq(const struct req_ctx *x, uint64_t seq)
+{
+	return seq / x->npkts * x->npkts;
+}
+
+/* Messages q started: those with a packet sent */
+static inline uint64_t msgs_started(const struct req_ctx *x, const struct lhp_req_qp *q)
+{
+	return (q->sent_hi + x->npkts - 1) / x->npkts;
+}
+
 /* requester_send.c */
 void req_set_opcodes(struct req_ctx *x);
 void req_win_open(struct lhp_req_qp *q, uint64_t now);

@@ -69,7 +69,7 @@ static void req_stop_posting(struct req_ctx *x)
 	for (i = 0; i < x->nqps; i++) {
 		struct lhp_req_qp *q = &x->qps[i];
 
-		q->total = (q->sent_hi + x->npkts - 1) / x->npkts * x->npkts;
+		q->total = msgs_started(x, q) * x->npkts;
 	}
 }
 

@@ -30,7 +30,7 @@ void req_collect(struct req_ctx *x)
 		x->sum.acks_received += q->acks_rx;
 		x->sum.timeouts += q->timeouts;
 		x->sum.rewinds += q->rewinds;
-		x->sum.messages_started += (q->sent_hi + x->npkts - 1) / x->npkts;
+		x->sum.messages_started += msgs_started(x, q);
 	}
 	x->sum.elapsed_s = x->sent_any && end > x->t_first_tx ? (double)(end - x->t_first_tx) / 1e9 :
 								  0;
@@ -54,7 +54,7 @@ void req_results(struct req_ctx *x)
 
 		r = lhp_ctrl_printf(&x->ctrl, "QPDONE i=%u done=%llu started=%llu\n", i,
 				    (unsigned long long)q->msgs_done,
-				    (unsigned long long)((q->sent_hi + x->npkts - 1) / x->npkts));
+				    (unsigned long long)msgs_started(x, q));
 	}
 	if (!r)
 		r = lhp_ctrl_printf(&x->ctrl, "END\n");

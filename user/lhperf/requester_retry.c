@@ -46,7 +46,7 @@ void req_retry(struct req_ctx *x, struct lhp_req_qp *q, uint8_t cause, uint64_t 
 		q->retry_left--;
 	if (x->p.recovery == LHP_GB0) {
 		/* go-back-0: the whole message again, from its first packet */
-		restart = q->una / x->npkts * x->npkts;
+		restart = msg_first_seq(x, q->una);
 		q->una = restart;
 	} else {
 		restart = q->una;

@@ -39,12 +39,16 @@ void req_win_open(struct lhp_req_qp *q, uint64_t now)
 	}
 }
 
+/* window PSNs sent and not acknowledged: q may send no more until an ACK */
+static bool window_full(const struct req_ctx *x, const struct lhp_req_qp *q)
+{
+	return q->next >= q->una && q->next - q->una >= x->p.window;
+}
+
 /* Room in q's window and TX depth for the packet at q->next */
 static bool req_can_send(const struct req_ctx *x, const struct lhp_req_qp *q)
 {
-	if (q->error || q->next >= q->total)
-		return false;
-	if (q->next >= q->una && q->next - q->una >= x->p.window)
+	if (q->error || q->next >= q->total || window_full(x, q))
 		return false;
 	return q->next / x->npkts < q->una / x->npkts + x->o->tx_depth;
 }
@@ -149,8 +153,7 @@ int req_fill(struct req_ctx *x, uint64_t now)
 			built++;
 		}
 		/* stopped by its window with data left: the time until an ACK opens it */
-		if (!q->win_full_since && !q->error && q->next < q->total && q->next >= q->una &&
-		    q->next - q->una >= x->p.window)
+		if (!q->win_full_since && !q->error && q->next < q->total && window_full(x, q))
 			q->win_full_since = now;
 		x->rr = (x->rr + 1) % x->nqps;
 		x->rr_burst = 0;

@@ -30,17 +30,20 @@
 #define CTRL_USER_TIMEOUT_MS 10000
 #define CTRL_RETRY_MS 100
 
-static void addr_from_sockaddr(const struct sockaddr_storage *ss, int *family,
-			       union lh_ip_addr *a)
+/* A socket's address as the frames carry it; -EAFNOSUPPORT when not IPv4 or IPv6 */
+static int addr_from_sockaddr(const struct sockaddr_storage *ss, socklen_t len, int *family,
+			      union lh_ip_addr *a)
 {
 	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
 
 	memset(a, 0, sizeof(*a));
-	if (ss->ss_family == AF_INET) {
+	if (ss->ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
 		*family = AF_INET;
 		a->v4 = ((const struct sockaddr_in *)ss)->sin_addr;
-		return;
+		return 0;
 	}
+	if (ss->ss_family != AF_INET6 || len < sizeof(struct sockaddr_in6))
+		return -EAFNOSUPPORT;
 	if (IN6_IS_ADDR_V4MAPPED(v6)) {
 		/* an IPv4 client of a dual-stack listener */
 		*family = AF_INET;
@@ -49,6 +52,7 @@ static void addr_from_sockaddr(const struct sockaddr_storage *ss, int *family,
 		*family = AF_INET6;
 		a->v6 = *v6;
 	}
+	return 0;
 }
 
 static int ctrl_addresses(struct lhp_ctrl *c)
@@ -60,9 +64,8 @@ static int ctrl_addresses(struct lhp_ctrl *c)
 	if (getsockname(c->fd, (struct sockaddr *)&l, &ll) ||
 	    getpeername(c->fd, (struct sockaddr *)&p, &pl))
 		return -errno;
-	addr_from_sockaddr(&l, &f1, &c->local);
-	addr_from_sockaddr(&p, &f2, &c->peer);
-	if (f1 != f2)
+	if (addr_from_sockaddr(&l, ll, &f1, &c->local) ||
+	    addr_from_sockaddr(&p, pl, &f2, &c->peer) || f1 != f2)
 		return -EAFNOSUPPORT;
 	c->family = f1;
 	return 0;
@@ -124,12 +127,58 @@ fail:
 	return err;
 }
 
+/* fd becomes the side channel: tuned, its addresses read (closed when they cannot be) */
+static int ctrl_adopt(struct lhp_ctrl *c, int fd)
+{
+	int err;
+
+	c->fd = fd;
+	ctrl_tune(fd);
+	err = ctrl_addresses(c);
+	if (err)
+		lhp_ctrl_close(c);
+	return err;
+}
+
+/* Connect to ai until the deadline, again while refused: the server may not listen yet */
+static int connect_retrying(const struct addrinfo *ai, uint64_t deadline, int *fd)
+{
+	struct timespec pause = { .tv_nsec = CTRL_RETRY_MS * 1000000L };
+	int err;
+
+	for (;;) {
+		uint64_t now = lh_now_ns();
+		int left = now < deadline ? (int)((deadline - now) / 1000000) : 0;
+
+		err = connect_once(ai, left > 0 ? left : 1, fd);
+		if (!err)
+			return 0;
+		/* perftest's pitfall: a client started before its server */
+		if (err != -ECONNREFUSED || lh_now_ns() >= deadline)
+			return err;
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* Why the client could not connect, as a user reads it */
+static void connect_warn(const struct lhp_opts *o, int err)
+{
+	if (err == -ECONNREFUSED)
+		pr_warn("no lhperf server at %s port %u (connection refused for %.0f s)\n", o->peer,
+			o->port, (double)o->connect_timeout_ns / 1e9);
+	else if (err == -ETIMEDOUT)
+		pr_warn("server %s port %u unreachable: no answer within %.0f s\n", o->peer,
+			o->port, (double)o->connect_timeout_ns / 1e9);
+	else
+		pr_warn("cannot connect to %s port %u: %s\n", o->peer, o->port, strerror(-err));
+}
+
 int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res = NULL;
 	char port[8];
-	uint64_t deadline = lh_now_ns() + (uint64_t)(o->connect_timeout * 1e9);
+	uint64_t deadline = lh_now_ns() + o->connect_timeout_ns;
 	int err, fd = -1;
 
 	memset(c, 0, sizeof(*c));
@@ -140,56 +189,27 @@ int lhp_ctrl_connect(const struct lhp_opts *o, struct lhp_ctrl *c)
 		pr_warn("cannot resolve server '%s': %s\n", o->peer, gai_strerror(err));
 		return -EINVAL;
 	}
-	for (;;) {
-		uint64_t now = lh_now_ns();
-		int left = now < deadline ? (int)((deadline - now) / 1000000) : 0;
-
-		err = connect_once(res, left > 0 ? left : 1, &fd);
-		if (!err)
-			break;
-		/* Refused: the server may not listen yet (perftest's pitfall); retry */
-		if (err != -ECONNREFUSED || lh_now_ns() >= deadline)
-			break;
-		{
-			struct timespec ts = { .tv_nsec = CTRL_RETRY_MS * 1000000L };
-
-			nanosleep(&ts, NULL);
-		}
-	}
+	err = connect_retrying(res, deadline, &fd);
 	freeaddrinfo(res);
 	if (err) {
-		if (err == -ECONNREFUSED)
-			pr_warn("no lhperf server at %s port %u (connection refused for %.0f s)\n",
-				o->peer, o->port, o->connect_timeout);
-		else if (err == -ETIMEDOUT)
-			pr_warn("server %s port %u unreachable: no answer within %.0f s\n", o->peer,
-				o->port, o->connect_timeout);
-		else
-			pr_warn("cannot connect to %s port %u: %s\n", o->peer, o->port,
-				strerror(-err));
+		connect_warn(o, err);
 		return err;
 	}
-	c->fd = fd;
-	ctrl_tune(fd);
-	err = ctrl_addresses(c);
-	if (err) {
+	err = ctrl_adopt(c, fd);
+	if (err)
 		pr_warn("side channel addresses: %s\n", strerror(-err));
-		lhp_ctrl_close(c);
-	}
 	return err;
 }
 
-int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
+/* A socket listening on --bind (default every IPv4 and IPv6 address) and --port */
+static int listen_socket(const struct lhp_opts *o, int *lfd)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	int one = 1, zero = 0, err;
 	socklen_t sl;
-	struct pollfd pfd;
-	int lfd, fd, one = 1, zero = 0, r, err;
 
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
 	if (o->bind && inet_pton(AF_INET, o->bind, &s4->sin_addr) == 1) {
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(o->port);
@@ -204,42 +224,53 @@ int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
 		pr_warn("bad --bind address '%s'\n", o->bind);
 		return -EINVAL;
 	}
-	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0)
+	*lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*lfd < 0)
 		return -errno;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(*lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ss.ss_family == AF_INET6)
-		setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 1)) {
+		setsockopt(*lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(*lfd, (struct sockaddr *)&ss, sl) || listen(*lfd, 1)) {
 		err = -errno;
-		pr_warn("cannot listen on port %u: %s\n", o->port, strerror(errno));
-		close(lfd);
+		pr_warn("cannot listen on port %u: %s\n", o->port, strerror(-err));
+		close(*lfd);
 		return err;
 	}
-	pr_info("waiting for a client on port %u\n", o->port);
-	pfd.fd = lfd;
-	pfd.events = POLLIN;
+	return 0;
+}
+
+/* The first client on lfd, within --listen-timeout */
+static int accept_client(const struct lhp_opts *o, int lfd, int *fd)
+{
+	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+	int wait_ms = o->listen_timeout_ns ? (int)(o->listen_timeout_ns / 1000000) : -1;
+	int r;
+
 	do {
-		r = poll(&pfd, 1, o->listen_timeout > 0 ? (int)(o->listen_timeout * 1000) : -1);
+		r = poll(&pfd, 1, wait_ms);
 	} while (r < 0 && errno == EINTR);
 	if (r <= 0) {
-		err = r ? -errno : -ETIMEDOUT;
 		if (!r)
-			pr_warn("no client within %g s\n", o->listen_timeout);
-		close(lfd);
-		return err;
+			pr_warn("no client within %g s\n", (double)o->listen_timeout_ns / 1e9);
+		return r ? -errno : -ETIMEDOUT;
 	}
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	err = fd < 0 ? -errno : 0;
-	close(lfd);
+	*fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	return *fd < 0 ? -errno : 0;
+}
+
+int lhp_ctrl_listen(const struct lhp_opts *o, struct lhp_ctrl *c)
+{
+	int lfd = -1, fd = -1, err;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	err = listen_socket(o, &lfd);
 	if (err)
 		return err;
-	c->fd = fd;
-	ctrl_tune(fd);
-	err = ctrl_addresses(c);
-	if (err)
-		lhp_ctrl_close(c);
-	return err;
+	pr_info("waiting for a client on port %u\n", o->port);
+	err = accept_client(o, lfd, &fd);
+	close(lfd);
+	return err ? err : ctrl_adopt(c, fd);
 }
 
 void lhp_ctrl_close(struct lhp_ctrl *c)
@@ -380,6 +411,63 @@ bool lhp_kv_dbl(const char *line, const char *key, double *v)
 	return end != s && (*end == ' ' || !*end);
 }
 
+/* The responder's counters in a RESULT line: the key, the field of struct lhp_summary */
+#define RESULT_COUNTERS(X)                                                                  \
+	X(packets, r_packets) X(messages, r_messages) X(bytes, r_bytes) X(naks_sent, naks_sent)  \
+	X(acks_sent, acks_sent) X(oos_drops, oos_drops) X(dups, dups)                            \
+	X(verify_errors, verify_errors) X(protocol_errors, protocol_errors)                      \
+	X(discarded_msgs, discarded_msgs) X(discarded_pkts, discarded_pkts)
+#define COUNTER_FMT(key, field) " " #key "=%llu"
+#define COUNTER_ARG(key, field) , (unsigned long long)s->field
+#define DROP_FMT(field) " " #field "=%llu"
+#define DROP_ARG(field) , (unsigned long long)s->resp_drops.field
+
+int lhp_result_send(struct lhp_ctrl *c, const struct lhp_summary *s)
+{
+	return lhp_ctrl_printf(c,
+			       "RESULT verified=%d" RESULT_COUNTERS(COUNTER_FMT) " cpu=%.6f"
+			       LHP_RX_DROPS(DROP_FMT) "\n",
+			       s->verified RESULT_COUNTERS(COUNTER_ARG), s->r_cpu_s
+			       LHP_RX_DROPS(DROP_ARG));
+}
+
+void lhp_result_parse(const char *line, struct lhp_summary *s, uint64_t *verified)
+{
+#define COUNTER_GET(key, field) lhp_kv_u64(line, #key, &s->field);
+#define DROP_GET(field) lhp_kv_u64(line, #field, &s->resp_drops.field);
+	lhp_kv_u64(line, "verified", verified);
+	RESULT_COUNTERS(COUNTER_GET)
+	lhp_kv_dbl(line, "cpu", &s->r_cpu_s);
+	LHP_RX_DROPS(DROP_GET)
+#undef COUNTER_GET
+#undef DROP_GET
+}
+
+int lhp_naks_send(struct lhp_ctrl *c, const struct lhp_events *e)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; !err && i < e->n; i++)
+		err = lhp_ctrl_printf(c, "NAK qp=%u psn=0x%06x got=0x%06x\n", e->ev[i].qp,
+				      e->ev[i].psn, e->ev[i].got);
+	if (!err && e->dropped)
+		err = lhp_ctrl_printf(c, "NAK more=%llu\n", (unsigned long long)e->dropped);
+	return err;
+}
+
+void lhp_nak_parse(const char *line, struct lhp_events *e)
+{
+	uint64_t qp = 0, psn = 0, got = LHP_NO_PSN, more;
+
+	if (lhp_kv_u64(line, "qp", &qp) && lhp_kv_u64(line, "psn", &psn)) {
+		lhp_kv_u64(line, "got", &got);
+		lhp_event_add_got(e, (uint32_t)qp, (uint32_t)psn, (uint32_t)got, LHP_EV_NAK);
+	} else if (lhp_kv_u64(line, "more", &more)) {
+		e->dropped += more;
+	}
+}
+
 int lhp_params_alloc(struct lhp_params *p, uint32_t qps)
 {
 	p->client_psn = calloc(qps, sizeof(*p->client_psn));
@@ -421,23 +509,76 @@ int lhp_params_send(struct lhp_ctrl *c, const struct lhp_params *p)
 	return err ? err : lhp_ctrl_printf(c, "END\n");
 }
 
-#define SETUP_TIMEOUT_MS 10000
-
-int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t errcap)
+/* The run's values from the client's LHPERF line; false when one is missing or out of range */
+static bool params_from_line(const char *line, struct lhp_params *p)
 {
-	char line[1024], word[32];
-	uint64_t v, ver;
+	char word[32];
+	uint64_t v;
+	int op, recovery;
+
+	if (!lhp_kv_str(line, "op", word, sizeof(word)) ||
+	    (op = lhp_choice_value(lhp_op_choices, word)) < 0 ||
+	    !lhp_kv_str(line, "recovery", word, sizeof(word)) ||
+	    (recovery = lhp_choice_value(lhp_recovery_choices, word)) < 0)
+		return false;
+	p->op = (enum lhp_op)op;
+	p->recovery = (enum lhp_recovery)recovery;
+	if (!lhp_kv_u64(line, "qps", &v) || !v || v > LHP_MAX_QPS)
+		return false;
+	p->qps = (uint32_t)v;
+	if (!lhp_kv_u64(line, "size", &p->size) || !p->size || p->size > (1ull << 31))
+		return false;
+	if (!lhp_kv_u64(line, "mtu", &v) || v > 4096 || !lhp_choice_name(lhp_mtu_choices, (int)v))
+		return false;
+	p->mtu = (uint32_t)v;
+	if (!lhp_kv_u64(line, "iters", &p->iters))
+		return false;
+	if (!lhp_kv_u64(line, "window", &v) || !v || v > (1u << 20))
+		return false;
+	p->window = (uint32_t)v;
+	if (!lhp_kv_u64(line, "ackreq", &v) || !v)
+		return false;
+	p->ackreq_every = (uint32_t)v;
+	if (!lhp_kv_u64(line, "seed", &p->seed) || !lhp_kv_u64(line, "qpn", &v) ||
+	    v > ROCE_QPN_MASK)
+		return false;
+	p->client_qpn_base = (uint32_t)v;
+	return true;
+}
+
+/* The client's QP lines (each start PSN) and END; false when malformed or missing */
+static bool params_qp_lines(struct lhp_ctrl *c, struct lhp_params *p)
+{
+	char line[1024];
+	uint64_t v;
 	uint32_t i;
 	int r;
 
-	r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
+	for (i = 0; i < p->qps; i++) {
+		r = lhp_ctrl_getline(c, line, sizeof(line), LHP_CTRL_WAIT_MS);
+		if (r <= 0 || !lhp_starts_with(line, "QP ") || !lhp_kv_u64(line, "i", &v) ||
+		    v != i || !lhp_kv_u64(line, "psn", &v) || v > ROCE_PSN_MASK)
+			return false;
+		p->client_psn[i] = (uint32_t)v;
+	}
+	r = lhp_ctrl_getline(c, line, sizeof(line), LHP_CTRL_WAIT_MS);
+	return r > 0 && strcmp(line, "END") == 0;
+}
+
+int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t errcap)
+{
+	char line[1024];
+	uint64_t ver;
+	int r;
+
+	r = lhp_ctrl_getline(c, line, sizeof(line), LHP_CTRL_WAIT_MS);
 	if (r <= 0) {
 		snprintf(err, errcap, "%s",
 			 r == -EPIPE ? "the client left before sending the run parameters" :
 				       "no run parameters from the client");
 		return r ? r : -ETIMEDOUT;
 	}
-	if (strncmp(line, "LHPERF ", 7) || !lhp_kv_u64(line, "version", &ver)) {
+	if (!lhp_starts_with(line, "LHPERF ") || !lhp_kv_u64(line, "version", &ver)) {
 		snprintf(err, errcap, "not an lhperf client");
 		return -EPROTO;
 	}
@@ -446,48 +587,13 @@ int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t 
 			 (unsigned long long)ver, LHP_VERSION);
 		return -EPROTO;
 	}
-	if (!lhp_kv_str(line, "op", word, sizeof(word)) ||
-	    (strcmp(word, "write") && strcmp(word, "send")))
+	if (!params_from_line(line, p))
 		goto bad;
-	p->op = strcmp(word, "write") ? LHP_OP_SEND : LHP_OP_WRITE;
-	if (!lhp_kv_str(line, "recovery", word, sizeof(word)) ||
-	    (strcmp(word, "gbn") && strcmp(word, "gb0")))
-		goto bad;
-	p->recovery = strcmp(word, "gbn") ? LHP_GB0 : LHP_GBN;
-	if (!lhp_kv_u64(line, "qps", &v) || !v || v > LHP_MAX_QPS)
-		goto bad;
-	p->qps = (uint32_t)v;
-	if (!lhp_kv_u64(line, "size", &p->size) || !p->size || p->size > (1ull << 31))
-		goto bad;
-	if (!lhp_kv_u64(line, "mtu", &v) || (v != 256 && v != 512 && v != 1024 && v != 2048 &&
-					     v != 4096))
-		goto bad;
-	p->mtu = (uint32_t)v;
-	if (!lhp_kv_u64(line, "iters", &p->iters))
-		goto bad;
-	if (!lhp_kv_u64(line, "window", &v) || !v || v > (1u << 20))
-		goto bad;
-	p->window = (uint32_t)v;
-	if (!lhp_kv_u64(line, "ackreq", &v) || !v)
-		goto bad;
-	p->ackreq_every = (uint32_t)v;
-	if (!lhp_kv_u64(line, "seed", &p->seed) || !lhp_kv_u64(line, "qpn", &v) ||
-	    v > ROCE_QPN_MASK)
-		goto bad;
-	p->client_qpn_base = (uint32_t)v;
 	if (lhp_params_alloc(p, p->qps)) {
 		snprintf(err, errcap, "out of memory");
 		return -ENOMEM;
 	}
-	for (i = 0; i < p->qps; i++) {
-		r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
-		if (r <= 0 || strncmp(line, "QP ", 3) || !lhp_kv_u64(line, "i", &v) || v != i ||
-		    !lhp_kv_u64(line, "psn", &v) || v > ROCE_PSN_MASK)
-			goto bad;
-		p->client_psn[i] = (uint32_t)v;
-	}
-	r = lhp_ctrl_getline(c, line, sizeof(line), SETUP_TIMEOUT_MS);
-	if (r <= 0 || strcmp(line, "END"))
+	if (!params_qp_lines(c, p))
 		goto bad;
 	return 0;
 bad:

@@ -9,6 +9,17 @@
  * PSN ("seq"); the 24-bit wire PSN is (start + seq) mod 2^24. Windows are far
  * below 2^23, so a wire PSN maps back to a seq unambiguously around a known
  * seq with psn_diff().
+ *
+ * The files, one behaviour each:
+ *   main.c         the program's entry
+ *   options.c      the command line: the option table, usage, role checks
+ *   ctrl.c         the TCP side channel and its messages (parameters, results)
+ *   port.c         the interface: next hop, packet socket, frames out, rxe_recv's checks
+ *   requester*.c   the client's QPs (requester_int.h says which file holds what)
+ *   responder.c    the server's QPs
+ *   pattern.c      the payload every byte is checked against
+ *   report.c       completion times, the text table and the JSON object, exit codes
+ *   util.c         randomness, CPU time, names, the event logs
  */
 #ifndef LHPERF_H
 #define LHPERF_H
@@ -17,8 +28,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "clock.h"
+#include "opts.h"
 #include "pkt.h"
 #include "pktio.h"
 
@@ -31,6 +44,8 @@
 #define LHP_EVENTS_MAX 1024 /* NAK and rewind events kept for the report */
 #define LHP_FCT_SAMPLES (1u << 20)
 #define LHP_RETRY_INFINITE 7 /* as rxe: a retry count of 7 never runs out */
+#define LHP_PING_NS (500ull * 1000 * 1000) /* the side channel's heartbeat during a run */
+#define LHP_CTRL_WAIT_MS 10000 /* the most a side-channel answer may take (setup, results) */
 
 /* Exit codes: each failure class has its own */
 enum lhp_exit {
@@ -63,6 +78,7 @@ enum lhp_recovery {
 	LHP_GB0, /* go-back-0: a gap restarts the whole message */
 };
 
+/* The command line (options.c) */
 struct lhp_opts {
 	bool server;
 	const char *peer; /* client: server address */
@@ -70,8 +86,9 @@ struct lhp_opts {
 	const char *dev;
 	uint16_t port;
 	bool json, pretty;
-	double listen_timeout; /* server: seconds, 0 forever */
-	double connect_timeout; /* client: seconds */
+	int verbose;
+	uint64_t listen_timeout_ns; /* server: 0 forever */
+	uint64_t connect_timeout_ns; /* client */
 
 	/* run parameters, client side */
 	enum lhp_op op;
@@ -80,19 +97,22 @@ struct lhp_opts {
 	uint64_t size;
 	unsigned int mtu;
 	uint64_t iters;
-	double duration; /* seconds, 0: run --iters messages */
-	double rate_gbps; /* 0: unlimited */
+	bool iters_given;
+	uint64_t duration_ns; /* 0: run --iters messages */
+	uint64_t rate_bps; /* 0: unlimited */
 	unsigned int window;
 	unsigned int timeout; /* 4.096 us * 2^timeout */
 	unsigned int retry;
 	unsigned int tx_depth;
 	unsigned int ackreq_every;
-	int64_t psn; /* start PSN of every QP, -1: random */
+	uint32_t psn; /* start PSN of every QP when psn_given, else random */
+	bool psn_given;
 	unsigned int stall_ms; /* 0: derived from the timeout */
 	unsigned int tos;
 	unsigned int bad_frames;
 	unsigned int batch;
 	bool qdisc_bypass;
+	const char *client_opt; /* the first client option given (refused with --server) */
 };
 
 /* What the client tells the server (and the server checks) */
@@ -152,6 +172,9 @@ struct lhp_events {
 };
 
 /* Frames a receiver threw away before the transport saw them (as rxe_recv) */
+#define LHP_RX_DROPS(X)                                                                    \
+	X(not_roce) X(unknown_qp) X(bad_opcode) X(addr_errors) X(pkey_errors) X(icrc_errors) \
+	X(socket_drops)
 struct lhp_rx_drops {
 	uint64_t not_roce; /* not RoCEv2 to UDP 4791 (ARP, the side channel ...) */
 	uint64_t unknown_qp; /* another QP's traffic: not counted as an error */
@@ -161,6 +184,8 @@ struct lhp_rx_drops {
 	uint64_t icrc_errors;
 	uint64_t socket_drops; /* the kernel's: the receive buffer was full (a NIC's rx_discards) */
 };
+_Static_assert(sizeof(struct lhp_rx_drops) == 7 * sizeof(uint64_t),
+	       "LHP_RX_DROPS names each field of struct lhp_rx_drops");
 
 /* Requester (client) side of one RC QP */
 struct lhp_req_qp {
@@ -264,6 +289,14 @@ bool lhp_kv_dbl(const char *line, const char *key, double *v);
 
 int lhp_params_send(struct lhp_ctrl *c, const struct lhp_params *p);
 int lhp_params_recv(struct lhp_ctrl *c, struct lhp_params *p, char *err, size_t errcap);
+/* The server's RESULT line: its responders' counters, CPU time and receive drops */
+int lhp_result_send(struct lhp_ctrl *c, const struct lhp_summary *s);
+/* A RESULT line into the responder's fields of s; *verified the server's verdict */
+void lhp_result_parse(const char *line, struct lhp_summary *s, uint64_t *verified);
+/* The server's NAK events as NAK lines, and how many were not listed */
+int lhp_naks_send(struct lhp_ctrl *c, const struct lhp_events *e);
+/* A NAK line into e */
+void lhp_nak_parse(const char *line, struct lhp_events *e);
 int lhp_params_alloc(struct lhp_params *p, uint32_t qps);
 void lhp_params_free(struct lhp_params *p);
 
@@ -278,12 +311,21 @@ void lhp_port_spec(const struct lhp_port *pt, struct lh_pkt_spec *s, uint16_t sp
 struct lh_frame *lhp_port_tx_slot(struct lhp_port *pt);
 /* Hand built frames to the kernel; returns 0 or -errno (interface gone ...) */
 int lhp_port_flush(struct lhp_port *pt);
+/* A free frame into *f, a full batch flushed first; 0 or -errno (-EAGAIN: none taken) */
+int lhp_port_tx_slot_flushed(struct lhp_port *pt, struct lh_frame **f);
 static inline bool lhp_port_tx_pending(const struct lhp_port *pt)
 {
 	return pt->tx_done < pt->tx_n;
 }
-/* Check a parsed frame's addresses against the port; false: addr error */
-bool lhp_port_addr_ok(const struct lhp_port *pt, const struct lh_pkt *p);
+/*
+ * A received frame checked as rxe_recv does: RoCEv2, for one of nqps QPs
+ * numbered from qpn_base, an opcode this end takes (opcode_ok), the QP's
+ * addresses, P_Key and a good ICRC. Returns the QP's index with the frame
+ * parsed into p, or -1 with the reason counted in d.
+ */
+int lhp_port_rx_check(const struct lhp_port *pt, const struct lh_frame *f, uint32_t qpn_base,
+		      uint32_t nqps, bool (*opcode_ok)(const struct lh_pkt *p),
+		      struct lhp_rx_drops *d, struct lh_pkt *p);
 
 /* ---- pattern.c: the payload every byte is checked against ---- */
 uint64_t lhp_pattern_base(uint64_t seed, uint32_t qp, uint64_t msg);
@@ -291,7 +333,12 @@ void lhp_pattern_fill(uint8_t *dst, uint64_t base, uint64_t off, size_t len);
 /* -1 when src matches, else the index of the first differing byte */
 long lhp_pattern_check(const uint8_t *src, uint64_t base, uint64_t off, size_t len);
 
-/* ---- requester.c / responder.c: the two data paths ---- */
+/* ---- options.c: the command line ---- */
+void lhp_usage(FILE *f);
+/* argv into o; 0, or nonzero after a usage error (said on stderr) */
+int lhp_options_parse(int argc, char **argv, struct lhp_opts *o);
+
+/* ---- requester*.c (requester_int.h) / responder.c: the two data paths ---- */
 int lhp_client(const struct lhp_opts *o);
 int lhp_server(const struct lhp_opts *o);
 
@@ -309,13 +356,31 @@ void lhp_report(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
 /* --json: the object of a run that failed before it started (status "error") */
 void lhp_report_setup_error(FILE *out, const struct lhp_opts *o, const char *what);
 
-/* ---- misc ---- */
+/* ---- util.c: what the other files share ---- */
 uint64_t lhp_random64(void);
 double lhp_cpu_seconds(void);
+/* The names of the operations, recoveries and path MTUs (command line, side channel, report) */
+extern const struct lh_opt_choice lhp_op_choices[], lhp_recovery_choices[], lhp_mtu_choices[];
+/* The value named in choices, or -1; the name of a value, or NULL */
+int lhp_choice_value(const struct lh_opt_choice *choices, const char *name);
+const char *lhp_choice_name(const struct lh_opt_choice *choices, int value);
 const char *lhp_op_name(enum lhp_op op);
 const char *lhp_recovery_name(enum lhp_recovery r);
+/* The first of n QP numbers, at random (0, 1 and 0xffffff are SMI, GSI, multicast) */
+uint32_t lhp_random_qpn_base(uint32_t n);
 void lhp_event_add(struct lhp_events *e, uint32_t qp, uint32_t psn, uint8_t cause);
-void lhp_event_add_got(struct lhp_events *e, uint32_t qp, uint32_t psn, uint32_t got, uint8_t cause);
+void lhp_event_add_got(struct lhp_events *e, uint32_t qp, uint32_t psn, uint32_t got,
+		       uint8_t cause);
+/* A side-channel line that starts with prefix ("RESULT ", "QP ") */
+static inline bool lhp_starts_with(const char *line, const char *prefix)
+{
+	return strncmp(line, prefix, strlen(prefix)) == 0;
+}
+/* The UDP source port of a QP: rxe derives it from the QP numbers, for ECMP entropy */
+static inline uint16_t lhp_rxe_sport(uint32_t qpn, uint32_t dqpn)
+{
+	return (uint16_t)(0xc000 | ((qpn ^ dqpn) & 0x3fff));
+}
 /* Packets per message of size bytes at this MTU (a zero-byte message is one packet) */
 static inline uint64_t lhp_pkts_per_msg(uint64_t size, unsigned int mtu)
 {

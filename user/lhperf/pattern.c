@@ -72,7 +72,7 @@ long lhp_pattern_check(const uint8_t *src, uint64_t base, uint64_t off, size_t l
 		n = 8 - skip;
 		if (n > len - done)
 			n = len - done;
-		if (memcmp(src + done, (uint8_t *)&v + skip, n)) {
+		if (memcmp(src + done, (uint8_t *)&v + skip, n) != 0) {
 			for (i = 0; i < n; i++)
 				if (src[done + i] != ((uint8_t *)&v)[skip + i])
 					return (long)(done + i);

@@ -78,25 +78,15 @@ static int bind_after_ingress(struct lhp_port *pt)
 	return 0;
 }
 
-int lhp_port_open(struct lhp_port *pt, const struct lhp_opts *o, const struct lhp_ctrl *c,
-		  unsigned int mtu, unsigned int nqps, unsigned int window)
+/* The interface and next hop toward the peer, as the route and neighbour table say */
+static int port_next_hop(struct lhp_port *pt, const struct lhp_opts *o, unsigned int mtu,
+			 bool *gateway)
 {
-	struct lh_pktio_opts po = { 0 };
 	struct lh_nl_route rt;
 	char peer[INET6_ADDRSTRLEN];
 	int oif = 0, err, ifmtu;
-	uint64_t rcvbuf;
 
-	memset(pt, 0, sizeof(*pt));
-	pt->sink_fd = -1;
-	pt->family = c->family;
-	pt->local = c->local;
-	pt->peer = c->peer;
-	pt->tos = (uint8_t)o->tos;
-	pt->batch = o->batch;
-	pt->ip_id = (uint16_t)lhp_random64();
 	inet_ntop(pt->family, &pt->peer, peer, sizeof(peer));
-
 	if (o->dev) {
 		oif = (int)if_nametoindex(o->dev);
 		if (!oif) {
@@ -120,12 +110,23 @@ int lhp_port_open(struct lhp_port *pt, const struct lhp_opts *o, const struct lh
 		return err;
 	}
 	memcpy(pt->ifname, rt.ifname, sizeof(pt->ifname));
+	*gateway = rt.has_gateway;
 	ifmtu = if_mtu(pt->ifname);
 	if (ifmtu > 0 && (unsigned int)ifmtu < mtu + ROCE_MAX_OVERHEAD) {
 		pr_warn("%s has MTU %d: a RoCE MTU of %u needs at least %u\n", pt->ifname, ifmtu,
 			mtu, mtu + ROCE_MAX_OVERHEAD);
 		return -EMSGSIZE;
 	}
+	return 0;
+}
+
+/* The packet socket, bound after ingress, the UDP 4791 sink and the frames of a batch */
+static int port_sockets(struct lhp_port *pt, const struct lhp_opts *o, unsigned int mtu,
+			unsigned int nqps, unsigned int window)
+{
+	struct lh_pktio_opts po = { 0 };
+	uint64_t rcvbuf;
+	int err;
 
 	/* Enough socket buffer for every QP's full window of frames (truesize ~ 2x) */
 	rcvbuf = (uint64_t)nqps * window * (mtu + 1024) * 2;
@@ -138,22 +139,43 @@ int lhp_port_open(struct lhp_port *pt, const struct lhp_opts *o, const struct lh
 	if (err)
 		return err;
 	err = bind_after_ingress(pt);
-	if (err) {
-		lhp_port_close(pt);
+	if (err)
 		return err;
-	}
 	memcpy(pt->local_mac, lh_pktio_mac(pt->io), 6);
 	pt->sink_fd = lh_udp_port_sink(pt->family, ROCEV2_UDP_PORT);
 	if (pt->sink_fd < 0)
 		pr_debug("UDP %d sink: %s (another one may hold the port)\n", ROCEV2_UDP_PORT,
 			 strerror(-pt->sink_fd));
-	if (alloc_frames(pt->tx, pt->batch) || alloc_frames(pt->rx, pt->batch)) {
-		lhp_port_close(pt);
+	if (alloc_frames(pt->tx, pt->batch) || alloc_frames(pt->rx, pt->batch))
 		return -ENOMEM;
+	return 0;
+}
+
+int lhp_port_open(struct lhp_port *pt, const struct lhp_opts *o, const struct lhp_ctrl *c,
+		  unsigned int mtu, unsigned int nqps, unsigned int window)
+{
+	bool gateway = false;
+	int err;
+
+	memset(pt, 0, sizeof(*pt));
+	pt->sink_fd = -1;
+	pt->family = c->family;
+	pt->local = c->local;
+	pt->peer = c->peer;
+	pt->tos = (uint8_t)o->tos;
+	pt->batch = o->batch;
+	pt->ip_id = (uint16_t)lhp_random64();
+	err = port_next_hop(pt, o, mtu, &gateway);
+	if (err)
+		return err;
+	err = port_sockets(pt, o, mtu, nqps, window);
+	if (err) {
+		lhp_port_close(pt);
+		return err;
 	}
 	pr_debug("port %s: next hop %02x:%02x:%02x:%02x:%02x:%02x%s\n", pt->ifname,
 		 pt->hop_mac[0], pt->hop_mac[1], pt->hop_mac[2], pt->hop_mac[3], pt->hop_mac[4],
-		 pt->hop_mac[5], rt.has_gateway ? " (gateway)" : "");
+		 pt->hop_mac[5], gateway ? " (gateway)" : "");
 	return 0;
 }
 
@@ -210,10 +232,59 @@ int lhp_port_flush(struct lhp_port *pt)
 	return 0;
 }
 
-bool lhp_port_addr_ok(const struct lhp_port *pt, const struct lh_pkt *p)
+int lhp_port_tx_slot_flushed(struct lhp_port *pt, struct lh_frame **f)
+{
+	int err;
+
+	*f = lhp_port_tx_slot(pt);
+	if (*f)
+		return 0;
+	err = lhp_port_flush(pt);
+	if (err)
+		return err;
+	*f = lhp_port_tx_slot(pt);
+	return *f ? 0 : -EAGAIN;
+}
+
+/* A parsed frame's addresses are the QP's: from the peer, to this port */
+static bool port_addr_ok(const struct lhp_port *pt, const struct lh_pkt *p)
 {
 	size_t n = pt->family == AF_INET6 ? 16 : 4;
 
 	return p->family == pt->family && !memcmp(&p->dst, &pt->local, n) &&
 	       !memcmp(&p->src, &pt->peer, n);
+}
+
+int lhp_port_rx_check(const struct lhp_port *pt, const struct lh_frame *f, uint32_t qpn_base,
+		      uint32_t nqps, bool (*opcode_ok)(const struct lh_pkt *p),
+		      struct lhp_rx_drops *d, struct lh_pkt *p)
+{
+	uint32_t idx;
+
+	if (lh_pkt_parse(f->data, f->len, true, p) != LH_STAT_ROCE) {
+		d->not_roce++;
+		return -1;
+	}
+	idx = p->roce.dqpn - qpn_base;
+	if (idx >= nqps) {
+		d->unknown_qp++;
+		return -1;
+	}
+	if (!opcode_ok(p)) {
+		d->bad_opcode++;
+		return -1;
+	}
+	if (!port_addr_ok(pt, p)) {
+		d->addr_errors++;
+		return -1;
+	}
+	if (p->roce.pkey != LHP_PKEY) {
+		d->pkey_errors++;
+		return -1;
+	}
+	if (!lh_pkt_icrc_ok(f->data, p)) {
+		d->icrc_errors++;
+		return -1;
+	}
+	return (int)idx;
 }

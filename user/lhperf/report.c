@@ -127,16 +127,12 @@ static const char *ev_cause(uint8_t c)
 
 static void json_drops(struct lh_json *j, const char *name, const struct lhp_rx_drops *d)
 {
+#define DROP_FIELD(field) lh_json_uint_field(j, #field, d->field);
 	lh_json_name(j, name);
 	lh_json_start_object(j);
-	lh_json_uint_field(j, "not_roce", d->not_roce);
-	lh_json_uint_field(j, "unknown_qp", d->unknown_qp);
-	lh_json_uint_field(j, "bad_opcode", d->bad_opcode);
-	lh_json_uint_field(j, "addr_errors", d->addr_errors);
-	lh_json_uint_field(j, "pkey_errors", d->pkey_errors);
-	lh_json_uint_field(j, "icrc_errors", d->icrc_errors);
-	lh_json_uint_field(j, "socket_drops", d->socket_drops);
+	LHP_RX_DROPS(DROP_FIELD)
 	lh_json_end_object(j);
+#undef DROP_FIELD
 }
 
 static void json_events(struct lh_json *j, const char *name, const struct lhp_events *e)
@@ -181,80 +177,51 @@ static double gbps(uint64_t bytes, double s)
 	return s > 0 ? (double)bytes * 8 / s / 1e9 : 0;
 }
 
-static void report_json(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
-			const struct lhp_port *pt, struct lhp_summary *s,
-			const struct lhp_events *naks, const struct lhp_events *rewinds)
+/* The client's own: completion times, rates and the requester's counters */
+static void json_client(struct lh_json *j, struct lhp_summary *s, uint64_t msgs)
 {
-	struct lh_json *j = lh_json_new(out, o->pretty);
-	bool client = !o->server;
-	uint64_t bytes = client ? s->bytes : s->r_bytes;
-	uint64_t msgs = client ? s->messages : s->r_messages;
-
+	lh_json_double_field(j, "peak_gbps", s->peak_gbps);
+	lh_json_double_field(j, "msg_rate_mpps",
+			     s->elapsed_s > 0 ? (double)msgs / s->elapsed_s / 1e6 : 0);
+	lh_json_name(j, "fct_us");
 	lh_json_start_object(j);
-	lh_json_string_field(j, "role", client ? "client" : "server");
-	lh_json_string_field(j, "status", lhp_status_name(s->status));
-	lh_json_int_field(j, "exit_code", lhp_exit_code(s));
-	lh_json_bool_field(j, "verified", s->verified);
-	if (s->error[0])
-		lh_json_string_field(j, "error", s->error);
-	lh_json_string_field(j, "op", lhp_op_name(p->op));
-	lh_json_string_field(j, "recovery", lhp_recovery_name(p->recovery));
-	lh_json_string_field(j, "family", pt->family == AF_INET6 ? "ipv6" : "ipv4");
-	lh_json_string_field(j, "device", pt->ifname);
-	lh_json_uint_field(j, "qps", p->qps);
-	lh_json_uint_field(j, "size", p->size);
-	lh_json_uint_field(j, "mtu", p->mtu);
-	lh_json_uint_field(j, "window", p->window);
-	json_qp_list(j, p, client);
-	lh_json_uint_field(j, "bytes", bytes);
-	lh_json_uint_field(j, "messages", msgs);
-	lh_json_double_field(j, "elapsed_s", s->elapsed_s);
-	lh_json_double_field(j, "goodput_gbps", gbps(bytes, s->elapsed_s));
-	if (client) {
-		lh_json_double_field(j, "peak_gbps", s->peak_gbps);
-		lh_json_double_field(j, "msg_rate_mpps",
-				     s->elapsed_s > 0 ? (double)msgs / s->elapsed_s / 1e6 : 0);
-		lh_json_name(j, "fct_us");
-		lh_json_start_object(j);
-		lh_json_double_field(j, "mean", s->fct.n ? s->fct.sum_us / (double)s->fct.n : 0);
-		lh_json_double_field(j, "p50", lhp_fct_pct(&s->fct, 50));
-		lh_json_double_field(j, "p99", lhp_fct_pct(&s->fct, 99));
-		lh_json_double_field(j, "max", s->fct.max_us);
-		lh_json_uint_field(j, "count", s->fct.n);
-		lh_json_end_object(j);
-		lh_json_uint_field(j, "messages_started", s->messages_started);
-		lh_json_uint_field(j, "packets_sent", s->packets_sent);
-		lh_json_uint_field(j, "retransmitted_packets", s->retransmitted);
-		lh_json_uint_field(j, "naks_received", s->naks_received);
-		lh_json_uint_field(j, "naks_ignored", s->naks_ignored);
-		lh_json_uint_field(j, "acks_received", s->acks_received);
-		lh_json_uint_field(j, "timeouts", s->timeouts);
-		lh_json_uint_field(j, "rewinds", s->rewinds);
-		lh_json_uint_field(j, "qp_errors", s->qp_errors);
-	}
-	/* responder counters: the server's own, or as the server reported them */
-	lh_json_uint_field(j, "naks_sent", s->naks_sent);
-	lh_json_uint_field(j, "out_of_sequence_drops", s->oos_drops);
-	lh_json_uint_field(j, "icrc_errors", s->resp_drops.icrc_errors + s->req_drops.icrc_errors);
-	lh_json_uint_field(j, "duplicate_packets", s->dups);
-	lh_json_double_field(j, "cpu_s", s->cpu_s);
-	if (client) {
-		lh_json_double_field(j, "pps", s->elapsed_s > 0 ?
-							(double)s->packets_sent / s->elapsed_s :
-							0);
-		lh_json_double_field(j, "pps_per_core",
-				     s->cpu_s > 0 ? (double)s->packets_sent / s->cpu_s : 0);
-		lh_json_name(j, "requester");
-		lh_json_start_object(j);
-		lh_json_uint_field(j, "frames_sent", pt->frames_tx);
-		lh_json_uint_field(j, "frames_refused", pt->io ? lh_pktio_tx_refused(pt->io) : 0);
-		lh_json_double_field(j, "window_full_s", s->window_full_s);
-		lh_json_uint_field(j, "frames_received", pt->frames_rx);
-		json_drops(j, "rx_drops", &s->req_drops);
-		json_events(j, "rewind_events", rewinds);
-		lh_json_uint_field(j, "rewind_events_not_listed", rewinds ? rewinds->dropped : 0);
-		lh_json_end_object(j);
-	}
+	lh_json_double_field(j, "mean", s->fct.n ? s->fct.sum_us / (double)s->fct.n : 0);
+	lh_json_double_field(j, "p50", lhp_fct_pct(&s->fct, 50));
+	lh_json_double_field(j, "p99", lhp_fct_pct(&s->fct, 99));
+	lh_json_double_field(j, "max", s->fct.max_us);
+	lh_json_uint_field(j, "count", s->fct.n);
+	lh_json_end_object(j);
+	lh_json_uint_field(j, "messages_started", s->messages_started);
+	lh_json_uint_field(j, "packets_sent", s->packets_sent);
+	lh_json_uint_field(j, "retransmitted_packets", s->retransmitted);
+	lh_json_uint_field(j, "naks_received", s->naks_received);
+	lh_json_uint_field(j, "naks_ignored", s->naks_ignored);
+	lh_json_uint_field(j, "acks_received", s->acks_received);
+	lh_json_uint_field(j, "timeouts", s->timeouts);
+	lh_json_uint_field(j, "rewinds", s->rewinds);
+	lh_json_uint_field(j, "qp_errors", s->qp_errors);
+}
+
+/* The client's "requester" object: frames, the window's full time, drops, rewinds */
+static void json_requester(struct lh_json *j, const struct lhp_port *pt,
+			   const struct lhp_summary *s, const struct lhp_events *rewinds)
+{
+	lh_json_name(j, "requester");
+	lh_json_start_object(j);
+	lh_json_uint_field(j, "frames_sent", pt->frames_tx);
+	lh_json_uint_field(j, "frames_refused", pt->io ? lh_pktio_tx_refused(pt->io) : 0);
+	lh_json_double_field(j, "window_full_s", s->window_full_s);
+	lh_json_uint_field(j, "frames_received", pt->frames_rx);
+	json_drops(j, "rx_drops", &s->req_drops);
+	json_events(j, "rewind_events", rewinds);
+	lh_json_uint_field(j, "rewind_events_not_listed", rewinds ? rewinds->dropped : 0);
+	lh_json_end_object(j);
+}
+
+/* The "responder" object: the server's own, or as the server reported them */
+static void json_responder(struct lh_json *j, const struct lhp_summary *s,
+			   const struct lhp_events *naks)
+{
 	lh_json_name(j, "responder");
 	lh_json_start_object(j);
 	lh_json_bool_field(j, "reported", s->have_server);
@@ -276,23 +243,69 @@ static void report_json(FILE *out, const struct lhp_opts *o, const struct lhp_pa
 	json_events(j, "nak_events", naks);
 	lh_json_uint_field(j, "nak_events_not_listed", naks ? naks->dropped : 0);
 	lh_json_end_object(j);
+}
+
+/* The run as both roles describe it: status, parameters, QPs, what was delivered */
+static void json_run(struct lh_json *j, const struct lhp_params *p, const struct lhp_port *pt,
+		     const struct lhp_summary *s, bool client, uint64_t bytes, uint64_t msgs)
+{
+	lh_json_string_field(j, "role", client ? "client" : "server");
+	lh_json_string_field(j, "status", lhp_status_name(s->status));
+	lh_json_int_field(j, "exit_code", lhp_exit_code(s));
+	lh_json_bool_field(j, "verified", s->verified);
+	if (s->error[0])
+		lh_json_string_field(j, "error", s->error);
+	lh_json_string_field(j, "op", lhp_op_name(p->op));
+	lh_json_string_field(j, "recovery", lhp_recovery_name(p->recovery));
+	lh_json_string_field(j, "family", pt->family == AF_INET6 ? "ipv6" : "ipv4");
+	lh_json_string_field(j, "device", pt->ifname);
+	lh_json_uint_field(j, "qps", p->qps);
+	lh_json_uint_field(j, "size", p->size);
+	lh_json_uint_field(j, "mtu", p->mtu);
+	lh_json_uint_field(j, "window", p->window);
+	json_qp_list(j, p, client);
+	lh_json_uint_field(j, "bytes", bytes);
+	lh_json_uint_field(j, "messages", msgs);
+	lh_json_double_field(j, "elapsed_s", s->elapsed_s);
+	lh_json_double_field(j, "goodput_gbps", gbps(bytes, s->elapsed_s));
+}
+
+static void report_json(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
+			const struct lhp_port *pt, struct lhp_summary *s,
+			const struct lhp_events *naks, const struct lhp_events *rewinds)
+{
+	struct lh_json *j = lh_json_new(out, o->pretty);
+	bool client = !o->server;
+	uint64_t bytes = client ? s->bytes : s->r_bytes;
+	uint64_t msgs = client ? s->messages : s->r_messages;
+
+	lh_json_start_object(j);
+	json_run(j, p, pt, s, client, bytes, msgs);
+	if (client)
+		json_client(j, s, msgs);
+	/* responder counters: the server's own, or as the server reported them */
+	lh_json_uint_field(j, "naks_sent", s->naks_sent);
+	lh_json_uint_field(j, "out_of_sequence_drops", s->oos_drops);
+	lh_json_uint_field(j, "icrc_errors", s->resp_drops.icrc_errors + s->req_drops.icrc_errors);
+	lh_json_uint_field(j, "duplicate_packets", s->dups);
+	lh_json_double_field(j, "cpu_s", s->cpu_s);
+	if (client) {
+		lh_json_double_field(j, "pps", s->elapsed_s > 0 ?
+							(double)s->packets_sent / s->elapsed_s :
+							0);
+		lh_json_double_field(j, "pps_per_core",
+				     s->cpu_s > 0 ? (double)s->packets_sent / s->cpu_s : 0);
+		json_requester(j, pt, s, rewinds);
+	}
+	json_responder(j, s, naks);
 	lh_json_end_object(j);
 	lh_json_free(j);
 }
 
-static void report_text(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
-			const struct lhp_port *pt, struct lhp_summary *s)
+/* The perftest-style head: the run's parameters */
+static void text_params(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
+			const struct lhp_port *pt, bool client)
 {
-	bool client = !o->server;
-	uint64_t bytes = client ? s->bytes : s->r_bytes;
-	uint64_t msgs = client ? s->messages : s->r_messages;
-	char local[INET6_ADDRSTRLEN] = "?", peer[INET6_ADDRSTRLEN] = "?";
-	uint32_t i;
-
-	if (pt->io) {
-		inet_ntop(pt->family, &pt->local, local, sizeof(local));
-		inet_ntop(pt->family, &pt->peer, peer, sizeof(peer));
-	}
 	fprintf(out, LINE);
 	fprintf(out, "                    %s BW Test (lhperf %s, RoCEv2 RC, rxe rules)\n",
 		p->op == LHP_OP_WRITE ? "RDMA_Write" : "Send", client ? "client" : "server");
@@ -309,6 +322,19 @@ static void report_text(FILE *out, const struct lhp_opts *o, const struct lhp_pa
 			o->tx_depth, o->timeout,
 			o->timeout ? (double)(4096ull << o->timeout) / 1e6 : 0.0, o->retry,
 			o->retry == LHP_RETRY_INFINITE ? " (infinite)" : "");
+}
+
+/* The first 4 QPs' numbers, PSNs and WRITE targets, both ends */
+static void text_qps(FILE *out, const struct lhp_params *p, const struct lhp_port *pt,
+		     bool client)
+{
+	char local[INET6_ADDRSTRLEN] = "?", peer[INET6_ADDRSTRLEN] = "?";
+	uint32_t i;
+
+	if (pt->io) {
+		inet_ntop(pt->family, &pt->local, local, sizeof(local));
+		inet_ntop(pt->family, &pt->peer, peer, sizeof(peer));
+	}
 	fprintf(out, LINE);
 	for (i = 0; i < p->qps && i < 4; i++) {
 		uint32_t lq = client ? p->client_qpn_base + i : p->server_qpn_base + i;
@@ -323,13 +349,12 @@ static void report_text(FILE *out, const struct lhp_opts *o, const struct lhp_pa
 	}
 	if (p->qps > 4)
 		fprintf(out, " ... %u QPs in all\n", p->qps);
-	fprintf(out, LINE);
-	fprintf(out, " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
-	fprintf(out, " %-10llu %-14llu %-18.2f %-20.2f %.6f\n", (unsigned long long)p->size,
-		(unsigned long long)(p->qps ? msgs / p->qps : 0),
-		client ? s->peak_gbps : gbps(bytes, s->elapsed_s), gbps(bytes, s->elapsed_s),
-		s->elapsed_s > 0 ? (double)msgs / s->elapsed_s / 1e6 : 0);
-	fprintf(out, LINE);
+}
+
+/* The status, completion times and both ends' counters */
+static void text_results(FILE *out, const struct lhp_params *p, struct lhp_summary *s,
+			 bool client)
+{
 	fprintf(out, " status          : %s%s%s\n", lhp_status_name(s->status),
 		s->error[0] ? " - " : "", s->error);
 	fprintf(out, " verified        : %s\n", s->verified ? "yes" : "no");
@@ -356,6 +381,26 @@ static void report_text(FILE *out, const struct lhp_opts *o, const struct lhp_pa
 			(unsigned long long)s->discarded_msgs,
 			(unsigned long long)s->discarded_pkts);
 	fprintf(out, LINE);
+}
+
+
+static void report_text(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,
+			const struct lhp_port *pt, struct lhp_summary *s)
+{
+	bool client = !o->server;
+	uint64_t bytes = client ? s->bytes : s->r_bytes;
+	uint64_t msgs = client ? s->messages : s->r_messages;
+
+	text_params(out, o, p, pt, client);
+	text_qps(out, p, pt, client);
+	fprintf(out, LINE);
+	fprintf(out, " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
+	fprintf(out, " %-10llu %-14llu %-18.2f %-20.2f %.6f\n", (unsigned long long)p->size,
+		(unsigned long long)(p->qps ? msgs / p->qps : 0),
+		client ? s->peak_gbps : gbps(bytes, s->elapsed_s), gbps(bytes, s->elapsed_s),
+		s->elapsed_s > 0 ? (double)msgs / s->elapsed_s / 1e6 : 0);
+	fprintf(out, LINE);
+	text_results(out, p, s, client);
 }
 
 void lhp_report(FILE *out, const struct lhp_opts *o, const struct lhp_params *p,

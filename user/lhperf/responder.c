@@ -35,9 +35,7 @@
 #include "lhperf.h"
 #include "log.h"
 
-#define PING_NS (500ull * 1000 * 1000)
 #define WAIT_MS 100
-#define SETUP_TIMEOUT_MS 10000
 #define VERIFY_LOG_MAX 5
 
 struct resp_ctx {
@@ -68,14 +66,12 @@ static inline uint32_t epsn(const struct lhp_resp_qp *q)
 static void send_ack(struct resp_ctx *x, struct lhp_resp_qp *q, uint8_t syndrome, uint32_t psn)
 {
 	struct lh_pkt_spec *s = &x->specs[q->idx];
-	struct lh_frame *f = lhp_port_tx_slot(&x->port);
+	struct lh_frame *f;
 	ssize_t n;
 
-	if (!f) {
-		if (lhp_port_flush(&x->port) || !(f = lhp_port_tx_slot(&x->port))) {
-			x->ack_tx_drops++;
-			return;
-		}
+	if (lhp_port_tx_slot_flushed(&x->port, &f)) {
+		x->ack_tx_drops++;
+		return;
 	}
 	s->roce.psn = psn;
 	s->roce.aeth.syndrome = syndrome;
@@ -110,19 +106,17 @@ static bool op_is_write(uint8_t opcode)
 	return roce_opcode_info(opcode) & ROCE_OPF_WRITE;
 }
 
-/* A packet with PSN == ePSN: check it as rxe's check_op_seq/length/rkey, place it */
-static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t *frame,
-			 const struct lh_pkt *p)
+/* rxe's check_op_seq, _length and _rkey (a FIRST starts a message); false: a class C NAK */
+static bool resp_check_request(struct resp_ctx *x, struct lhp_resp_qp *q, const struct lh_pkt *p)
 {
 	uint32_t f = p->opflags, mtu = x->p.mtu;
 	size_t len = p->payload_len;
 	bool write = x->p.op == LHP_OP_WRITE;
-	long bad;
 
 	if (!!(f & ROCE_OPF_WRITE) != write) {
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn,
 			     write ? "SEND on a WRITE run" : "WRITE on a SEND run");
-		return;
+		return false;
 	}
 	/* rxe check_op_seq(): FIRST/ONLY between messages, MIDDLE/LAST inside one */
 	if (q->last_opcode < 0 ? !(f & ROCE_OPF_FIRST) :
@@ -130,14 +124,14 @@ static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn,
 			     q->last_opcode < 0 ? "missing FIRST opcode" :
 						  "missing LAST opcode");
-		return;
+		return false;
 	}
 	/* rxe check_length(): FIRST/MIDDLE carry exactly an MTU, LAST 1..MTU */
 	if ((f & ROCE_OPF_ONLY) == ROCE_OPF_ONLY ? len > mtu :
 	    (f & ROCE_OPF_LAST)			 ? (len == 0 || len > mtu) :
 						   len != mtu) {
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn, "bad payload length");
-		return;
+		return false;
 	}
 	if (f & ROCE_OPF_FIRST) {
 		q->msg_first = q->eseq;
@@ -146,19 +140,28 @@ static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_
 			      p->roce.reth.dmalen != x->p.size)) {
 			resp_class_c(x, q, AETH_NAK_REMOTE_ACCESS, p->roce.psn,
 				     "RETH outside the registered buffer");
-			return;
+			return false;
 		}
 	}
 	if (q->offset + len > x->p.size) {
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn,
 			     "message longer than the buffer");
-		return;
+		return false;
 	}
 	if (write && (f & ROCE_OPF_LAST) && q->offset + len != x->p.size) {
 		resp_class_c(x, q, AETH_NAK_INVALID_REQUEST, p->roce.psn,
 			     "WRITE shorter than its RETH length");
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* The payload checked against the pattern and placed; the message counted at its LAST */
+static void resp_place(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t *frame,
+		       const struct lh_pkt *p)
+{
+	size_t len = p->payload_len;
+	long bad;
 
 	bad = lhp_pattern_check(frame + p->payload_off,
 				lhp_pattern_base(x->p.seed, q->idx, q->msgs), q->offset, len);
@@ -172,7 +175,7 @@ static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_
 	q->offset += len;
 	q->eseq++;
 	q->last_opcode = p->roce.opcode;
-	if (f & ROCE_OPF_LAST) {
+	if (p->opflags & ROCE_OPF_LAST) {
 		if (q->offset != x->p.size) {
 			q->verify_errors++;
 			if (x->verify_logged++ < VERIFY_LOG_MAX)
@@ -186,10 +189,20 @@ static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_
 		q->offset = 0;
 		q->last_opcode = -1;
 	}
+}
+
+/* A packet with PSN == ePSN: checked as rxe does, placed, ACKed when it asks */
+static void resp_execute(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t *frame,
+			 const struct lh_pkt *p)
+{
+	if (!resp_check_request(x, q, p))
+		return;
+	resp_place(x, q, frame, p);
 	if (p->roce.ackreq)
 		send_ack(x, q, AETH_ACK_UNLIMITED, p->roce.psn);
 }
 
+/* A request by its PSN: ahead of ePSN a gap (one NAK), behind it a duplicate, else executed */
 static void resp_packet(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t *frame,
 			const struct lh_pkt *p)
 {
@@ -222,43 +235,27 @@ static void resp_packet(struct resp_ctx *x, struct lhp_resp_qp *q, const uint8_t
 	resp_execute(x, q, frame, p);
 }
 
+/* A responder takes RC requests that carry a SEND or a WRITE */
+static bool is_request(const struct lh_pkt *p)
+{
+	return (p->roce.opcode & ROCE_TRANSPORT_MASK) == ROCE_TRANSPORT_RC &&
+	       (p->opflags & ROCE_OPF_REQ) && (p->opflags & (ROCE_OPF_SEND | ROCE_OPF_WRITE));
+}
+
+/* n frames received: the checks of rxe_recv, then each request to its QP */
 static void resp_rx(struct resp_ctx *x, int n, uint64_t now)
 {
-	struct lhp_rx_drops *dr = &x->sum.resp_drops;
 	struct lh_pkt p;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		const struct lh_frame *f = &x->port.rx[i];
+		int idx = lhp_port_rx_check(&x->port, f, x->p.server_qpn_base, x->nqps, is_request,
+					    &x->sum.resp_drops, &p);
 		struct lhp_resp_qp *q;
-		uint32_t idx;
 
-		if (lh_pkt_parse(f->data, f->len, true, &p) != LH_STAT_ROCE) {
-			dr->not_roce++;
+		if (idx < 0)
 			continue;
-		}
-		idx = p.roce.dqpn - x->p.server_qpn_base;
-		if (idx >= x->nqps) {
-			dr->unknown_qp++;
-			continue;
-		}
-		if ((p.roce.opcode & ROCE_TRANSPORT_MASK) != ROCE_TRANSPORT_RC ||
-		    !(p.opflags & ROCE_OPF_REQ) || !(p.opflags & (ROCE_OPF_SEND | ROCE_OPF_WRITE))) {
-			dr->bad_opcode++;
-			continue;
-		}
-		if (!lhp_port_addr_ok(&x->port, &p)) {
-			dr->addr_errors++;
-			continue;
-		}
-		if (p.roce.pkey != LHP_PKEY) {
-			dr->pkey_errors++;
-			continue;
-		}
-		if (!lh_pkt_icrc_ok(f->data, &p)) {
-			dr->icrc_errors++;
-			continue;
-		}
 		q = &x->qps[idx];
 		if (q->error)
 			continue;
@@ -282,12 +279,12 @@ static int resp_read_done(struct resp_ctx *x, const char *done)
 	else
 		x->sum.status = LHP_ST_ERROR;
 	for (i = 0;;) {
-		r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), SETUP_TIMEOUT_MS);
+		r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), LHP_CTRL_WAIT_MS);
 		if (r <= 0)
 			return r ? r : -ETIMEDOUT;
 		if (!strcmp(line, "END"))
 			return i == x->nqps ? 0 : -EPROTO;
-		if (strncmp(line, "QPDONE ", 7))
+		if (!lhp_starts_with(line, "QPDONE "))
 			continue;
 		if (!lhp_kv_u64(line, "i", &v) || v >= x->nqps)
 			return -EPROTO;
@@ -334,12 +331,12 @@ static int resp_run(struct resp_ctx *x)
 			}
 		} while ((unsigned int)n == batch);
 
-		if (now - x->last_ping >= PING_NS) {
+		if (now - x->last_ping >= LHP_PING_NS) {
 			x->last_ping = now;
 			lhp_ctrl_printf(&x->ctrl, "PING\n");
 		}
 		while ((r = lhp_ctrl_getline(&x->ctrl, line, sizeof(line), 0)) > 0) {
-			if (!strncmp(line, "DONE", 4)) {
+			if (lhp_starts_with(line, "DONE")) {
 				r = resp_read_done(x, line);
 				if (r)
 					goto lost;
@@ -410,35 +407,11 @@ static void resp_collect(struct resp_ctx *x)
 	x->sum.have_server = true;
 }
 
+/* The responders' view to the client: RESULT, the NAK events, END */
 static void resp_send_result(struct resp_ctx *x)
 {
-	const struct lhp_summary *s = &x->sum;
-	const struct lhp_rx_drops *d = &s->resp_drops;
-	unsigned int i;
-
-	lhp_ctrl_printf(&x->ctrl,
-			"RESULT verified=%d packets=%llu messages=%llu bytes=%llu naks_sent=%llu "
-			"acks_sent=%llu oos_drops=%llu dups=%llu verify_errors=%llu "
-			"protocol_errors=%llu discarded_msgs=%llu discarded_pkts=%llu cpu=%.6f "
-			"not_roce=%llu unknown_qp=%llu bad_opcode=%llu addr_errors=%llu "
-			"pkey_errors=%llu icrc_errors=%llu socket_drops=%llu\n",
-			s->verified, (unsigned long long)s->r_packets,
-			(unsigned long long)s->r_messages, (unsigned long long)s->r_bytes,
-			(unsigned long long)s->naks_sent, (unsigned long long)s->acks_sent,
-			(unsigned long long)s->oos_drops, (unsigned long long)s->dups,
-			(unsigned long long)s->verify_errors,
-			(unsigned long long)s->protocol_errors,
-			(unsigned long long)s->discarded_msgs,
-			(unsigned long long)s->discarded_pkts, s->r_cpu_s,
-			(unsigned long long)d->not_roce, (unsigned long long)d->unknown_qp,
-			(unsigned long long)d->bad_opcode, (unsigned long long)d->addr_errors,
-			(unsigned long long)d->pkey_errors, (unsigned long long)d->icrc_errors,
-			(unsigned long long)d->socket_drops);
-	for (i = 0; i < x->naks.n; i++)
-		lhp_ctrl_printf(&x->ctrl, "NAK qp=%u psn=0x%06x got=0x%06x\n", x->naks.ev[i].qp,
-				x->naks.ev[i].psn, x->naks.ev[i].got);
-	if (x->naks.dropped)
-		lhp_ctrl_printf(&x->ctrl, "NAK more=%llu\n", (unsigned long long)x->naks.dropped);
+	if (!lhp_result_send(&x->ctrl, &x->sum))
+		lhp_naks_send(&x->ctrl, &x->naks);
 	lhp_ctrl_printf(&x->ctrl, "END\n");
 }
 
@@ -447,7 +420,7 @@ static int resp_setup(struct resp_ctx *x)
 	uint32_t i;
 
 	x->nqps = x->p.qps;
-	x->p.server_qpn_base = (uint32_t)(2 + lhp_random64() % (ROCE_QPN_MASK - 2 - x->nqps));
+	x->p.server_qpn_base = lhp_random_qpn_base(x->nqps);
 	x->qps = calloc(x->nqps, sizeof(*x->qps));
 	x->specs = calloc(x->nqps, sizeof(*x->specs));
 	x->c_done = calloc(x->nqps, sizeof(uint64_t));
@@ -462,7 +435,7 @@ static int resp_setup(struct resp_ctx *x)
 		q->qpn = x->p.server_qpn_base + i;
 		q->dqpn = x->p.client_qpn_base + i;
 		q->psn0 = x->p.client_psn[i];
-		q->sport = (uint16_t)(0xc000 | ((q->qpn ^ q->dqpn) & 0x3fff));
+		q->sport = lhp_rxe_sport(q->qpn, q->dqpn);
 		q->last_opcode = -1;
 		/* the registered buffer a WRITE targets, as perftest's MR */
 		q->va = (lhp_random64() & 0x00007ffffffff000ull) | 0x1000;

@@ -11,22 +11,13 @@
 #include <string.h>
 
 #include "lhperf.h"
+#include "lossmodel.h"
 
 #define PATTERN_STEP 0x9e3779b97f4a7c15ull
 
-/* splitmix64's finalizer */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 uint64_t lhp_pattern_base(uint64_t seed, uint32_t qp, uint64_t msg)
 {
-	return mix64(seed ^ mix64(((uint64_t)qp << 40) ^ msg));
+	return lh_mix64(seed ^ lh_mix64(((uint64_t)qp << 40) ^ msg));
 }
 
 void lhp_pattern_fill(uint8_t *dst, uint64_t base, uint64_t off, size_t len)

@@ -28,20 +28,6 @@
 #define RCVBUF_MIN (8 << 20)
 #define RCVBUF_MAX (512 << 20)
 
-static int if_mtu(const char *ifname)
-{
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = -1;
-
-	if (fd < 0)
-		return -1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (!ioctl(fd, SIOCGIFMTU, &ifr))
-		mtu = ifr.ifr_mtu;
-	close(fd);
-	return mtu;
-}
-
 static int alloc_frames(struct lh_frame *f, unsigned int n)
 {
 	unsigned int i;
@@ -111,7 +97,7 @@ static int port_next_hop(struct lhp_port *pt, const struct lhp_opts *o, unsigned
 	}
 	memcpy(pt->ifname, rt.ifname, sizeof(pt->ifname));
 	*gateway = rt.has_gateway;
-	ifmtu = if_mtu(pt->ifname);
+	ifmtu = lh_if_mtu(pt->ifname);
 	if (ifmtu > 0 && (unsigned int)ifmtu < mtu + ROCE_MAX_OVERHEAD) {
 		pr_warn("%s has MTU %d: a RoCE MTU of %u needs at least %u\n", pt->ifname, ifmtu,
 			mtu, mtu + ROCE_MAX_OVERHEAD);

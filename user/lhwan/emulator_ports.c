@@ -16,20 +16,14 @@
 #include "lhwan.h"
 #include "log.h"
 #include "pkt.h"
+#include "pktio.h"
 
+/* the interface's MTU, 1500 when it cannot be read */
 static unsigned int iface_mtu(const char *name)
 {
-	struct ifreq ifr = {0};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	unsigned int mtu = 1500;
+	int mtu = lh_if_mtu(name);
 
-	if (fd < 0)
-		return mtu;
-	strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
-	if (!ioctl(fd, SIOCGIFMTU, &ifr))
-		mtu = (unsigned int)ifr.ifr_mtu;
-	close(fd);
-	return mtu;
+	return mtu > 0 ? (unsigned int)mtu : 1500;
 }
 
 int open_ports(struct emu *e)

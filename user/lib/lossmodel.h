@@ -22,6 +22,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* splitmix64's finalizer: 64 bits mixed so that each input bit moves about half the output */
+static inline uint64_t lh_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 /* xoshiro256** seeded through splitmix64: fast, good, reproducible */
 struct lh_prng {
 	uint64_t s[4];

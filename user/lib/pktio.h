@@ -80,4 +80,7 @@ uint64_t lh_pktio_tx_refused(const struct lh_pktio *io);
  */
 int lh_udp_port_sink(int family, uint16_t port);
 
+/* The MTU of interface ifname, -1 when it cannot be read */
+int lh_if_mtu(const char *ifname);
+
 #endif /* LH_USER_PKTIO_H */

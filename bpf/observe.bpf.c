@@ -34,7 +34,7 @@ int lh_observe(struct xdp_md *ctx)
 	struct lh_pkt_meta m = {};
 	struct hdr_cursor c;
 
-	if (lh_xdp_parse(ctx, &c, &m, st) == LH_STAT_ROCE && lh_verify_icrc)
+	if (lh_xdp_count_frame(ctx, &c, &m, st) == LH_STAT_ROCE && lh_verify_icrc)
 		observe_check_icrc(ctx, &m, st);
 	return lh_xdp_verdict(st, XDP_PASS);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * What every longhaul XDP program does first: parse the frame and count its
+ * What observe mode's XDP program does first: parse the frame and count its
  * outcome (lh_stats) and opcode (lh_opcodes). Returns LH_STAT_ROCE when the
  * frame is RoCEv2 and *m describes it.
  */
@@ -10,7 +10,7 @@
 #include "parse.h"
 #include "stats.h"
 
-static __always_inline enum lh_stat lh_xdp_parse(struct xdp_md *ctx, struct hdr_cursor *c,
+static __always_inline enum lh_stat lh_xdp_count_frame(struct xdp_md *ctx, struct hdr_cursor *c,
 						 struct lh_pkt_meta *m, struct lh_stats *st)
 {
 	enum lh_stat r;

@@ -226,6 +226,7 @@ int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 
 int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
+	const struct lhd_skels *sk = &dp->sk;
 	uint64_t passed = 0;
 	int fd, i;
 
@@ -246,27 +247,28 @@ int attach_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 	if (lhd_datapath_relearn(dp, cfg))
 		return EXIT_KERNEL;
 
-	fd = attach_xdp(dp, lhd_prog_fd(dp, dp->sk.dc_xdp->progs.lh_dc_xdp), &cfg->dc, "dc", "lh_dc_xdp", cfg);
+	fd = attach_xdp(dp, lhd_prog_fd(dp, sk->dc_xdp->progs.lh_dc_xdp), &cfg->dc, "dc",
+			"lh_dc_xdp", cfg);
 	if (fd < 0)
 		return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 	dp->xdp_links[0] = fd;
 	/* every WAN interface the same: the programs find a QP by its key, whichever path */
 	for (i = 0; i < cfg->n_wan; i++) {
-		fd = attach_xdp(dp, lhd_prog_fd(dp, dp->sk.wan_xdp->progs.lh_wan_xdp), &cfg->wan[i], "wan", "lh_wan_xdp",
-				cfg);
+		fd = attach_xdp(dp, lhd_prog_fd(dp, sk->wan_xdp->progs.lh_wan_xdp), &cfg->wan[i],
+				"wan", "lh_wan_xdp", cfg);
 		if (fd < 0)
 			return fd == -EBUSY ? EXIT_BUSY : EXIT_KERNEL;
 		dp->xdp_links[1 + i] = fd;
 	}
 	dp->tc_prio = LHD_TC_PRIO_LR2;
-	if (attach_tc(dp, lhd_prog_fd(dp, dp->sk.dc_tc->progs.lh_dc_in), "lh_dc_in", cfg->dc.ifindex, cfg->dc.name,
-		      true, true, cfg->pin_dir) ||
-	    attach_tc(dp, lhd_prog_fd(dp, dp->sk.dc_tc->progs.lh_dc_out), "lh_dc_out", cfg->dc.ifindex,
-		      cfg->dc.name, false, true, cfg->pin_dir))
+	if (attach_tc(dp, lhd_prog_fd(dp, sk->dc_tc->progs.lh_dc_in), "lh_dc_in", cfg->dc.ifindex,
+		      cfg->dc.name, true, true, cfg->pin_dir) ||
+	    attach_tc(dp, lhd_prog_fd(dp, sk->dc_tc->progs.lh_dc_out), "lh_dc_out",
+		      cfg->dc.ifindex, cfg->dc.name, false, true, cfg->pin_dir))
 		return EXIT_KERNEL;
 	for (i = 0; i < cfg->n_wan; i++)
-		if (attach_tc(dp, lhd_prog_fd(dp, dp->sk.wan_tc->progs.lh_wan_in), "lh_wan_in", cfg->wan[i].ifindex,
-			      cfg->wan[i].name, true, true, cfg->pin_dir))
+		if (attach_tc(dp, lhd_prog_fd(dp, sk->wan_tc->progs.lh_wan_in), "lh_wan_in",
+			      cfg->wan[i].ifindex, cfg->wan[i].name, true, true, cfg->pin_dir))
 			return EXIT_KERNEL;
 	return 0;
 }

@@ -182,7 +182,7 @@ static int bench_observe(void)
 		if (measure(&cases[i]))
 			return 1;
 
-	print_bench("bpf-observe", "Gateway XDP program, ns per packet (BPF_PROG_TEST_RUN)",
+	print_bench("bpf-observe", "Observe-mode XDP program, ns per packet (BPF_PROG_TEST_RUN)",
 			     "Wall time of one BPF_PROG_TEST_RUN of 200000 repetitions divided by 200000, median of 7 runs; "
 			     "spread is (max-min)/median. Ratios are against the bare XDP_PASS program "
 			     "on the same 1 KiB frame in the same run. BPF_PROG_TEST_RUN excludes the "

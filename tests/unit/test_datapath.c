@@ -1420,6 +1420,15 @@ static void sentry_v6_forward(void)
 	tap_prefix_end();
 }
 
+/* Under the current prefix: the run passed psn as data, not turned into an ACK */
+static void passed_as_data(const struct run *r, uint32_t psn)
+{
+	tap_eq_hex(r->verdict, XDP_PASS_, "verdict");
+	tap_eq_int(r->p.roce.psn, psn, "PSN");
+	tap_true(r->p.roce.opcode != ROCE_RC_ACKNOWLEDGE, "data, not an ACK (opcode %#x)",
+		 r->p.roce.opcode);
+}
+
 /* The Sentry's echo gap (bpf/lib/sentry.h LH_ECHO_GAP_US) */
 #define ECHO_GAP_US 200
 
@@ -1506,10 +1515,7 @@ static void sentry_acked_resend(void)
 	c0 = ctr("sentry_retx_pass");
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_prefix("Sentry, no episode: a resend from the acknowledged point on passes");
-	tap_eq_hex(r.verdict, XDP_PASS_, "verdict");
-	tap_eq_int(r.p.roce.psn, b + 5, "PSN");
-	tap_true(r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE, "data, not an ACK (opcode %#x)",
-		 r.p.roce.opcode);
+	passed_as_data(&r, b + 5);
 	tap_eq_int(ctr("sentry_retx_pass"), c0 + 1, "sentry_retx_pass");
 	tap_prefix_end();
 }
@@ -1575,10 +1581,7 @@ static void sentry_gb0_echo(void)
 	len = dp_data_frame(&fl, b + 7, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_prefix("gb0: the missing PSN passes");
-	tap_eq_hex(r.verdict, XDP_PASS_, "verdict");
-	tap_eq_int(r.p.roce.psn, b + 7, "PSN");
-	tap_true(r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE, "data, not an ACK (opcode %#x)",
-		 r.p.roce.opcode);
+	passed_as_data(&r, b + 7);
 	tap_prefix_end();
 }
 
@@ -1628,10 +1631,7 @@ static void sentry_echo_every(void)
 	len = dp_data_frame(&fl, b + 70, in);
 	xdp("lh_dc_xdp", in, len, &r);
 	tap_prefix("replay of acknowledged PSNs: the missing one passes");
-	tap_eq_hex(r.verdict, XDP_PASS_, "verdict");
-	tap_eq_int(r.p.roce.psn, b + 70, "PSN");
-	tap_true(r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE, "data, not an ACK (opcode %#x)",
-		 r.p.roce.opcode);
+	passed_as_data(&r, b + 70);
 	tap_prefix_end();
 }
 
@@ -1670,10 +1670,7 @@ static void sentry_timer_stale_mark(void)
 	tap_prefix("episode: the NIC's timer resend from the ACK point %u passes (a stale mark "
 		   "before it does not count)",
 		   b + 10);
-	tap_eq_hex(r.verdict, XDP_PASS_, "verdict");
-	tap_eq_int(r.p.roce.psn, b + 10, "PSN");
-	tap_true(r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE, "data, not an ACK (opcode %#x)",
-		 r.p.roce.opcode);
+	passed_as_data(&r, b + 10);
 	tap_eq_int(ctr("sentry_episode_timer"), c0 + 1, "sentry_episode_timer");
 	tap_prefix_end();
 }
@@ -1722,10 +1719,7 @@ static void sentry_nak_ignored(void)
 	tap_prefix("NAK ignored: the NIC's first timer resend from the ACK point %u ends the "
 		   "episode and passes",
 		   b + 10);
-	tap_eq_hex(r.verdict, XDP_PASS_, "verdict");
-	tap_eq_int(r.p.roce.psn, b + 10, "PSN");
-	tap_true(r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE, "data, not an ACK (opcode %#x)",
-		 r.p.roce.opcode);
+	passed_as_data(&r, b + 10);
 	tap_eq_int(ctr("sentry_episode_timer"), c0 + 1, "sentry_episode_timer");
 	tap_prefix_end();
 }
@@ -1937,10 +1931,7 @@ static void sentry_nak_back(void)
 	tap_prefix(
 		"the message's resend from PSN %u passes (the responder dropped what it had ACKed)",
 		b);
-	tap_eq_hex(r.verdict, XDP_PASS_, "verdict");
-	tap_eq_int(r.p.roce.psn, b, "PSN");
-	tap_true(r.p.roce.opcode != ROCE_RC_ACKNOWLEDGE, "data, not an ACK (opcode %#x)",
-		 r.p.roce.opcode);
+	passed_as_data(&r, b);
 	tap_eq_int(ctr("sentry_retx_pass"), c1 + 1, "sentry_retx_pass");
 	tap_prefix_end();
 }

@@ -198,12 +198,10 @@ static int fill_peers(struct lhd_datapath *dp, const struct lhd_config *cfg)
 
 int load_lr2(struct lhd_datapath *dp, const struct lhd_config *cfg)
 {
-	static const enum lhd_obj objs[] = { LHD_OBJ_WAN_XDP, LHD_OBJ_DC_XDP, LHD_OBJ_DC_TC,
-					     LHD_OBJ_WAN_TC };
-	size_t i;
-	int rc;
+	enum lhd_obj objs[LHD_MAX_OBJS];
+	int i, n = mode_objects(MODE_LR2, objs), rc;
 
-	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+	for (i = 0; i < n; i++) {
 		rc = load_obj(dp, objs[i], cfg, NULL);
 		if (rc)
 			return rc;
